@@ -1,0 +1,78 @@
+"""Validation and normalisation of names at the boundary.
+
+>>> entity_key("  Mira   Okafor ")
+'mira okafor'
+>>> predicate_key("Resides In")
+'resides_in'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InvalidName, TooLarge
+
+MAX_NAME = 512
+MAX_TEXT = 1_000_000  # characters in one episode
+MAX_REASON = 2_000
+_PREDICATE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_SPACE = re.compile(r"\s+")
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
+
+
+def clean_name(value: object, *, field: str = "name") -> str:
+    """A display name: a non-empty, bounded string without control characters."""
+    if not isinstance(value, str):
+        raise InvalidName(f"{field}: expected a string, got {type(value).__name__}", field=field)
+    text = _SPACE.sub(" ", unicodedata.normalize("NFC", value)).strip()
+    if not text:
+        raise InvalidName(f"{field}: must not be empty", field=field)
+    if len(text) > MAX_NAME:
+        raise TooLarge(f"{field}: longer than {MAX_NAME} characters", field=field)
+    if _has_control(text):
+        raise InvalidName(f"{field}: contains control characters", field=field)
+    return text
+
+
+def entity_key(name: str) -> str:
+    """The key two names share when they name the same entity (case and space folded)."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", name).casefold()).strip()
+
+
+def predicate_key(name: object, *, field: str = "predicate") -> str:
+    """A predicate name in snake_case; aliases normalise the same way."""
+    text = clean_name(name, field=field)
+    key = re.sub(r"[\s\-]+", "_", unicodedata.normalize("NFKC", text).casefold())
+    key = key.replace("'", "")
+    if not _PREDICATE.match(key):
+        raise InvalidName(
+            f"{field}: {text[:64]!r} is not a predicate name (letters, digits, _; 64 max)",
+            field=field,
+        )
+    return key
+
+
+def alias_key(name: object, *, field: str = "alias") -> str:
+    """An alias of a predicate: free words, folded (e.g. "can't stand")."""
+    return entity_key(clean_name(name, field=field))
+
+
+def check_namespace(value: object) -> str:
+    if not isinstance(value, str) or not _NAMESPACE.match(value):
+        raise InvalidName(
+            "namespace: 1-64 characters of letters, digits, '_', '-', '.'", field="namespace"
+        )
+    return value
+
+
+def check_text(value: object, *, field: str = "text", limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str):
+        raise InvalidName(f"{field}: expected a string, got {type(value).__name__}", field=field)
+    if len(value) > limit:
+        raise TooLarge(f"{field}: {len(value)} characters, more than {limit}", field=field)
+    return value

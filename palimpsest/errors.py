@@ -1,0 +1,93 @@
+"""One exception tree with stable error codes.
+
+    >>> try:
+    ...     raise InvalidWindow("valid_to must be after valid_from")
+    ... except PalimpsestError as e:
+    ...     e.code
+    'invalid_window'
+
+Codes are a contract: the HTTP layer maps them to statuses in one place, and
+callers may switch on them. Add codes; never rename one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PalimpsestError(Exception):
+    """Root of every error the engine raises on purpose."""
+
+    code = "palimpsest_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, **self.details}
+
+
+class ValidationError(PalimpsestError):
+    """Input rejected at the boundary; nothing was stored."""
+
+    code = "invalid_input"
+
+
+class NaiveDatetime(ValidationError):
+    code = "naive_datetime"
+
+
+class InvalidTime(ValidationError):
+    code = "invalid_time"
+
+
+class InvalidWindow(ValidationError):
+    code = "invalid_window"
+
+
+class InvalidName(ValidationError):
+    code = "invalid_name"
+
+
+class TooLarge(ValidationError):
+    code = "too_large"
+
+
+class UnknownPredicate(ValidationError):
+    code = "unknown_predicate"
+
+
+class NotFound(PalimpsestError):
+    code = "not_found"
+
+
+class Conflict(PalimpsestError):
+    """The request contradicts stored state (e.g. retracting twice)."""
+
+    code = "conflict"
+
+
+class AlreadyErased(Conflict):
+    code = "erased"
+
+
+class MemoryLocked(PalimpsestError):
+    """Another process (or an open `Memory` in this one) holds the directory."""
+
+    code = "memory_locked"
+
+
+class StoreError(PalimpsestError):
+    """The storage layer failed; the write it was part of did not happen."""
+
+    code = "store_error"
+
+
+class SchemaError(StoreError):
+    code = "schema_error"
+
+
+class ClosedError(PalimpsestError):
+    code = "closed"

@@ -1,0 +1,13 @@
+"""The Kùzu store: the only package that imports kuzu or holds Cypher.
+
+    >>> from palimpsest.graph import Store
+    >>> store = Store.open(Path("palimpsest-data"))
+
+Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
+"""
+
+from ._db import Database, check_params
+from ._schema import MIGRATIONS, SCHEMA_VERSION
+from ._store import DB_FILE, Store
+
+__all__ = ["DB_FILE", "MIGRATIONS", "SCHEMA_VERSION", "Database", "Store", "check_params"]

@@ -1,0 +1,192 @@
+"""Pydantic models shared by every room. Pure data: no I/O, no engine logic.
+
+    >>> Fact(id="a1", subject="user", predicate="lives_in", object="Sydney",
+    ...      recorded_at="2024-07-02T10:00:00Z").object
+    'Sydney'
+
+Every datetime is aware UTC; naive ones are rejected at validation.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+Cardinality = Literal["one", "many"]
+AuthorKind = Literal["user", "agent", "tool", "document", "third_party"]
+EpisodeKind = Literal["fact", "opinion", "event", "social"]
+ObjectKind = Literal["entity", "value"]
+# current: believed, valid now or later; ended: believed, its window closed;
+# superseded/retracted: no longer believed; erased: a content-free tombstone;
+# quarantined: stored but kept out of facts and snapshots until promoted.
+FactStatus = Literal["current", "ended", "superseded", "retracted", "erased", "quarantined"]
+
+
+def _aware(v: datetime) -> datetime:
+    if v.tzinfo is None:
+        raise ValueError("naive datetime: add a timezone")
+    return v.astimezone(UTC)
+
+
+UTCDatetime = Annotated[datetime, AfterValidator(_aware)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Predicate(_Model):
+    name: str
+    cardinality: Cardinality = "many"
+    aliases: list[str] = Field(default_factory=list)
+    inverse: str | None = None
+    object_kind: ObjectKind = "entity"
+    origin: Literal["vocabulary", "user", "auto"] = "user"
+
+
+class Entity(_Model):
+    id: str
+    name: str
+    key: str
+    type: str = "thing"
+    aliases: list[str] = Field(default_factory=list)
+    namespace: str = "default"
+    created_at: UTCDatetime | None = None
+
+
+class Fact(_Model):
+    """One version of a subject-predicate-object statement, or an assertion record.
+
+    `id` is the assertion's id: pass it to `retract` or `erase`. `version_id`
+    names the materialised version (None on the record an `end_fact` returns).
+    """
+
+    id: str
+    subject: str
+    predicate: str
+    object: str | None
+    valid_from: UTCDatetime | None = None
+    valid_to: UTCDatetime | None = None
+    recorded_at: UTCDatetime
+    expired_at: UTCDatetime | None = None
+    status: FactStatus = "current"
+    confidence: float = 1.0
+    author_kind: AuthorKind = "user"
+    evidence: list[str] = Field(default_factory=list)
+    quarantined: bool = False
+    namespace: str = "default"
+    version_id: str | None = None
+    subject_id: str | None = None
+    object_id: str | None = None
+    op: Literal["assert", "end"] = "assert"
+    applied: bool | None = None  # for an end: did it end anything when recorded
+    reason: str | None = None  # retraction or erasure reason
+
+    @property
+    def statement(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+
+class Episode(_Model):
+    id: str
+    text: str
+    speaker: str = "user"
+    author_kind: AuthorKind = "user"
+    source: str | None = None
+    session: str | None = None
+    reply_to: str | None = None
+    namespace: str = "default"
+    occurred_at: UTCDatetime
+    recorded_at: UTCDatetime
+    fingerprint: str
+    importance: float = 0.55
+    kind: EpisodeKind = "fact"
+    quarantined: bool = False
+    archived: bool = False
+    facts: list[Fact] = Field(default_factory=list)
+
+
+class Tombstone(_Model):
+    id: str
+    kind: Literal["fact", "episode"]
+    erased_at: UTCDatetime
+    reason: str | None = None
+    namespace: str = "default"
+
+
+class EntityProfile(_Model):
+    entity: Entity
+    valid_at: UTCDatetime
+    known_at: UTCDatetime
+    outgoing: list[Fact] = Field(default_factory=list)
+    incoming: list[Fact] = Field(default_factory=list)
+
+
+class EntityFacts(_Model):
+    entity: str
+    entity_id: str
+    facts: list[Fact]
+
+
+class Snapshot(_Model):
+    """The world model believed at (valid_at, known_at), grouped by subject entity."""
+
+    valid_at: UTCDatetime
+    known_at: UTCDatetime
+    namespace: str = "default"
+    entities: list[EntityFacts] = Field(default_factory=list)
+
+    @property
+    def facts(self) -> list[Fact]:
+        return [f for group in self.entities for f in group.facts]
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Entities as nodes (keyed by id), facts as edges keyed by assertion id.
+
+        >>> g = mem.snapshot().to_networkx(); g.number_of_edges()
+        """
+        import networkx as nx
+
+        g = nx.MultiDiGraph(valid_at=self.valid_at, known_at=self.known_at)
+        for f in self.facts:
+            g.add_node(f.subject_id, name=f.subject)
+            g.add_node(f.object_id, name=f.object)
+            g.add_edge(
+                f.subject_id,
+                f.object_id,
+                key=f.id,
+                predicate=f.predicate,
+                valid_from=f.valid_from,
+                valid_to=f.valid_to,
+                recorded_at=f.recorded_at,
+                confidence=f.confidence,
+            )
+        return g
+
+
+class Changes(_Model):
+    """What started, ended, was learned or was revised between `since` and `until`."""
+
+    since: UTCDatetime
+    until: UTCDatetime
+    known_at: UTCDatetime
+    started: list[Fact] = Field(default_factory=list)  # valid_from in [since, until)
+    ended: list[Fact] = Field(default_factory=list)  # valid_to in [since, until)
+    learned: list[Fact] = Field(default_factory=list)  # recorded in [since, until)
+    revised: list[Fact] = Field(default_factory=list)  # stopped being believed in [since, until)
+
+
+class Stats(_Model):
+    namespace: str
+    episodes: int
+    entities: int
+    assertions: int
+    versions: int
+    tombstones: int
+    predicates: int
+    details: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,24 @@
+"""The bitemporal rules of DESIGN.md as pure functions over plain data. No I/O.
+
+>>> from palimpsest.temporal import LogEntry, replay, value_at
+"""
+
+from ._history import Version, diff, materialise, transaction_times
+from ._replay import Cardinality, LogEntry, Op, Segment, believed, replay, value_at
+from ._status import Status, version_status
+
+__all__ = [
+    "Cardinality",
+    "LogEntry",
+    "Op",
+    "Segment",
+    "Status",
+    "Version",
+    "believed",
+    "diff",
+    "materialise",
+    "replay",
+    "transaction_times",
+    "value_at",
+    "version_status",
+]

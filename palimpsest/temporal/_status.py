@@ -1,0 +1,40 @@
+"""How a stored version reads to a caller at a given moment.
+
+>>> from datetime import datetime, UTC
+>>> now = datetime(2026, 1, 1, tzinfo=UTC)
+>>> version_status(valid_to=None, expired_at=None, retracted_at=None,
+...                quarantined=False, now=now)
+'current'
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+Status = Literal["current", "ended", "superseded", "retracted", "erased", "quarantined"]
+
+
+def version_status(
+    *,
+    valid_to: datetime | None,
+    expired_at: datetime | None,
+    retracted_at: datetime | None,
+    quarantined: bool,
+    known_at: datetime,
+    valid_at: datetime,
+) -> Status:
+    """Status of a version as seen from (valid_at, known_at)."""
+    if expired_at is not None and expired_at <= known_at:
+        # a version stops being believed either because its own assertion was
+        # withdrawn at that instant, or because something newer covered it
+        return (
+            "retracted"
+            if retracted_at is not None and retracted_at == expired_at
+            else ("superseded")
+        )
+    if quarantined:
+        return "quarantined"
+    if valid_to is not None and valid_to <= valid_at:
+        return "ended"
+    return "current"
