@@ -1,11 +1,18 @@
 """Palimpsest: an embedded, offline, bitemporal knowledge-graph memory for AI agents.
 
->>> from palimpsest import Memory
->>> with Memory.open("palimpsest-data") as mem:
-...     f = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
-...     mem.facts("user", "lives_in")[0].object
-'Sydney'
+    >>> from palimpsest import Memory
+    >>> with Memory.open("palimpsest-data") as mem:
+    ...     f = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
+    ...     mem.facts("user", "lives_in")[0].object
+    'Sydney'
+
+Only the exception tree is imported eagerly; `Memory` and the models load on
+first use (PEP 562), so `palimpsest --help` never pays for Kùzu or pydantic.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     AlreadyErased,
@@ -24,21 +31,50 @@ from .errors import (
     UnknownPredicate,
     ValidationError,
 )
-from .memory import UNSET, Memory
-from .models import (
-    Changes,
-    Entity,
-    EntityFacts,
-    EntityProfile,
-    Episode,
-    Fact,
-    Predicate,
-    Snapshot,
-    Stats,
-    Tombstone,
-)
+
+if TYPE_CHECKING:
+    from .memory import UNSET, Memory
+    from .models import (
+        Changes,
+        Entity,
+        EntityFacts,
+        EntityProfile,
+        Episode,
+        Fact,
+        Predicate,
+        Snapshot,
+        Stats,
+        Tombstone,
+    )
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Memory": "memory",
+    "UNSET": "memory",
+    "Changes": "models",
+    "Entity": "models",
+    "EntityFacts": "models",
+    "EntityProfile": "models",
+    "Episode": "models",
+    "Fact": "models",
+    "Predicate": "models",
+    "Snapshot": "models",
+    "Stats": "models",
+    "Tombstone": "models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "UNSET",

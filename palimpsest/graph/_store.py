@@ -26,6 +26,14 @@ DB_FILE = "graph.kuzu"
 _COMPACT_MARK = "compaction-pending"
 _COMPACT_EXPORT = ".compact-export"
 _COMPACT_NEW = "graph.kuzu.compact"
+# A slot read anchored on one primary key walks one hop; UNWIND over many keys makes
+# the planner scan and hash-join instead, which only pays off for large batches.
+_FEW = 16
+_OPEN_COLS = (
+    "RETURN f.id AS id, f.slot_id AS slot_id, f.object_id AS object_id,"
+    " f.valid_from AS valid_from, f.valid_to AS valid_to,"
+    " f.assertion_id AS assertion_id, f.recorded_at AS recorded_at"
+)
 _BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
 
 # --- the as-of filter on a Fact node `f`; $k = known_at, $v = valid_at -------------------
@@ -363,6 +371,10 @@ class Store:
 
     def slot_logs(self, slot_ids: Sequence[str]) -> dict[str, list[Row]]:
         out: dict[str, list[Row]] = {s: [] for s in slot_ids}
+        if len(slot_ids) <= _FEW:
+            for s in slot_ids:
+                out[s] = self.slot_log(s)
+            return out
         for chunk in _chunks(list(slot_ids)):
             for r in self.db.query(
                 "UNWIND $ids AS i MATCH (s:Slot {id: i})-[:LOGS]->(a:Assertion) RETURN a",
@@ -391,13 +403,18 @@ class Store:
     def open_versions(self, slot_ids: Sequence[str]) -> dict[str, list[Row]]:
         """Currently believed, non-quarantined versions of each slot."""
         out: dict[str, list[Row]] = {s: [] for s in slot_ids}
+        if len(slot_ids) <= _FEW:
+            for s in slot_ids:
+                out[s] = self.db.query(
+                    "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact)"
+                    f" WITH f WHERE f.expired_at IS NULL AND f.quarantined = false {_OPEN_COLS}",
+                    id=s,
+                )
+            return out
         for chunk in _chunks(list(slot_ids)):
             for r in self.db.query(
                 "UNWIND $ids AS i MATCH (s:Slot {id: i})-[:HAS_VERSION]->(f:Fact)"
-                " WHERE f.expired_at IS NULL AND f.quarantined = false"
-                " RETURN f.id AS id, f.slot_id AS slot_id, f.object_id AS object_id,"
-                " f.valid_from AS valid_from, f.valid_to AS valid_to,"
-                " f.assertion_id AS assertion_id, f.recorded_at AS recorded_at",
+                f" WITH f WHERE f.expired_at IS NULL AND f.quarantined = false {_OPEN_COLS}",
                 ids=list(chunk),
             ):
                 out[r["slot_id"]].append(r)
