@@ -21,8 +21,11 @@ _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _SPACE = re.compile(r"\s+")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # Cc but tab/CR/LF
+
+
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in text)
+    return _CONTROL.search(text) is not None
 
 
 def clean_name(value: object, *, field: str = "name") -> str:

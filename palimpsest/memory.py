@@ -297,6 +297,24 @@ class Memory:
         self._names[ent.id] = ent.name
         return ent
 
+    def _prefetch_entities(self, ns: str, raw_names: Iterable[object]) -> None:
+        """Load uncached entities for many names in two batched lookups."""
+        keys = set()
+        for n in raw_names:
+            if isinstance(n, str) and n.strip():
+                keys.add(names.entity_key(names.clean_name(n)))
+        missing = [k for k in keys if (ns, k) not in self._entities]
+        if len(missing) < 4:  # single lookups are cheaper than a batch statement
+            return
+        found = self._store.entity_ids_for_keys(ns, missing)
+        by_id = {r["id"]: r for r in self._store.entities_by_ids(sorted(set(found.values())))}
+        for key, eid in found.items():
+            row = by_id.get(eid)
+            if row is not None:
+                ent = _entity_model(row)
+                self._entities[(ns, key)] = ent
+                self._names[ent.id] = ent.name
+
     def _forget_cache(self) -> None:
         self._entities.clear()
         self._names.clear()
@@ -470,6 +488,9 @@ class Memory:
         for p in parsed:
             self._resolve_predicate(ns, p["predicate"])
         preds = self._load_predicates(ns)
+        self._prefetch_entities(
+            ns, [p["subject"] for p in parsed] + [p["object"] for p in parsed if p["object"]]
+        )
         entities: list[dict[str, Any]] = []
         saved = (self._last_k, self._seq)
         try:
@@ -519,14 +540,20 @@ class Memory:
                         }
                     )
                 self._store.create_entities(entities)
-                self._store.create_slots(list(slots.values()))
+                existing = self._store.existing_slots(list(slots))
+                self._store.create_slots([v for s, v in slots.items() if s not in existing])
                 self._store.create_assertions(assertions)
                 quarantined = [a for a in assertions if a["quarantined"] and a["op"] == "assert"]
                 self._store.create_versions(
                     [self._version_row(a, a["valid_from"], a["valid_to"], k) for a in quarantined]
                 )
+                # a new slot's log is exactly what this call asserts: no need to read it back
+                fresh: dict[str, list[dict[str, Any]]] = {s: [] for s in slots if s not in existing}
+                for a in assertions:
+                    if a["slot_id"] in fresh:
+                        fresh[a["slot_id"]].append(a)
                 cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
-                changed = self._rematerialise(ns, cards, k)
+                changed = self._rematerialise(ns, cards, k, fresh=fresh)
         except BaseException:
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction
@@ -595,11 +622,26 @@ class Memory:
             "quarantined": a["quarantined"],
         }
 
-    def _rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
-        """Replay each slot at K, expire what changed, insert what is new; the changed slots."""
+    def _rematerialise(
+        self,
+        ns: str,
+        cards: Mapping[str, Cardinality],
+        k: datetime,
+        *,
+        fresh: Mapping[str, list[dict[str, Any]]] | None = None,
+    ) -> set[str]:
+        """Replay each slot at K, expire what changed, insert what is new; the changed slots.
+
+        `fresh` gives the whole log of slots created in this transaction (no versions yet).
+        """
+        fresh = fresh or {}
+        stored = [s for s in cards if s not in fresh]
+        logs = {**self._store.slot_logs(stored), **fresh}
+        opens: dict[str, list[dict[str, Any]]] = {
+            **self._store.open_versions(stored),
+            **{s: [] for s in fresh},
+        }
         slot_ids = list(cards)
-        logs = self._store.slot_logs(slot_ids)
-        opens = self._store.open_versions(slot_ids)
         expire: list[str] = []
         vanish: list[str] = []
         insert: list[dict[str, Any]] = []

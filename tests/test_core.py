@@ -355,12 +355,13 @@ def test_quarantined_facts_stay_out_of_facts_and_snapshot(mem: Memory) -> None:
     assert mem.facts("user", "lives_in", include_quarantined=True) == []
 
 
-def test_bulk_equals_one_by_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("n, people", [(300, 17), (1500, 211)])  # UNWIND and COPY paths
+def test_bulk_equals_one_by_one(tmp_path: Path, n: int, people: int) -> None:
     rows = []
-    for i in range(300):
+    for i in range(n):
         rows.append(
             {
-                "subject": f"p{i % 17}",
+                "subject": f"p{i % people}",
                 "predicate": ["lives_in", "likes", "works_at"][i % 3],
                 "object": f"o{i % 11}",
                 "valid_from": f"20{10 + i % 13}-0{1 + i % 9}-01T00:00:00Z",

@@ -45,13 +45,18 @@ def _to_db(value: Any) -> Any:
     return value
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def _from_db(value: Any) -> Any:
+    if type(value) in _PLAIN:  # the common case first: rows are mostly strings and numbers
+        return value
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC)
     if isinstance(value, list):
         return [_from_db(v) for v in value]
     if isinstance(value, dict):
-        return {k: _from_db(v) for k, v in value.items() if not k.startswith("_")}
+        return {k: _from_db(v) for k, v in value.items() if k[0] != "_"}
     return value
 
 
@@ -158,6 +163,15 @@ class Database:
         except RuntimeError as e:
             raise StoreError(f"query failed: {e}") from e
 
+    def explain(self, cypher: str, /, **params: Any) -> str:
+        """The physical plan Kùzu picks (for plan regression tests)."""
+        check_params(cypher, params)
+        result = self._reader().conn.execute(
+            "EXPLAIN " + cypher, {k: _to_db(v) for k, v in params.items()}
+        )
+        assert not isinstance(result, list)
+        return str(result.get_all()[0][0])
+
     def ddl(self, cypher: str) -> None:
         """Schema statements, inside the writer."""
         with self._write_lock:
@@ -190,6 +204,16 @@ class Database:
                 self._writer.raw("COMMIT")
             except RuntimeError as e:
                 raise StoreError(f"commit failed: {e}") from e
+
+    def copy(self, table: str, data: Any) -> None:
+        """`COPY table FROM <arrow table>`; the table name comes from our code only."""
+        if not table.isidentifier():
+            raise StoreError(f"internal: bad table name {table!r}")
+        with self.write():
+            try:
+                self._writer.conn.execute(f"COPY {table} FROM $t", {"t": data})
+            except RuntimeError as e:
+                raise StoreError(f"bulk copy into {table} failed: {e}") from e
 
     def checkpoint(self) -> None:
         with self._write_lock:

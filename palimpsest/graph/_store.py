@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaError
+from ._bulk import copy_nodes, copy_rels
 from ._db import Database, Row
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -34,6 +35,9 @@ _OPEN_COLS = (
     " f.valid_from AS valid_from, f.valid_to AS valid_to,"
     " f.assertion_id AS assertion_id, f.recorded_at AS recorded_at"
 )
+_COPY_MIN = 64  # from this many rows, COPY from Arrow beats UNWIND + CREATE
+_ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
+_SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate")
 _BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
 
 # --- the as-of filter on a Fact node `f`; $k = known_at, $v = valid_at -------------------
@@ -230,15 +234,44 @@ class Store:
         ]
 
     def create_entities(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Entities with their name key; `rows` carry id, namespace, key, name, type, created_at."""
+        """New entities with their name key; rows carry the `_ENTITY_COLUMNS`."""
+        if len(rows) >= _COPY_MIN:
+            copy_nodes(self.db, "Entity", _ENTITY_COLUMNS, rows)
+            copy_nodes(
+                self.db,
+                "EntityKey",
+                ("id", "entity_id"),
+                [{"id": f"{r['namespace']}\x1f{r['key']}", "entity_id": r["id"]} for r in rows],
+            )
+            return
         for chunk in _chunks(rows):
             self.db.query(
-                "UNWIND $rows AS r CREATE (:Entity {"
-                + _props(("id", "namespace", "key", "name", "type", "aliases", "created_at"))
-                + "})",
+                f"UNWIND $rows AS r CREATE (:Entity {{{_props(_ENTITY_COLUMNS)}}})",
                 rows=[{**r, "aliases": list(r.get("aliases", []))} for r in chunk],
             )
             self.add_entity_keys([(r["namespace"], r["key"], r["id"]) for r in chunk])
+
+    def entity_ids_for_keys(self, namespace: str, keys: Sequence[str]) -> dict[str, str]:
+        """Many name keys at once: {key: entity id} for those that exist."""
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(keys)):
+            for r in self.db.query(
+                "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id AS id, k.entity_id AS e",
+                ids=[f"{namespace}\x1f{k}" for k in chunk],
+            ):
+                out[r["id"].split("\x1f", 1)[1]] = r["e"]
+        return out
+
+    def entities_by_ids(self, ids: Sequence[str]) -> list[Row]:
+        out: list[Row] = []
+        for chunk in _chunks(list(ids)):
+            out += [
+                r["e"]
+                for r in self.db.query(
+                    "UNWIND $ids AS i MATCH (e:Entity {id: i}) RETURN e", ids=list(chunk)
+                )
+            ]
+        return out
 
     def add_entity_keys(self, keys: Iterable[tuple[str, str, str]]) -> None:
         rows = [{"id": f"{ns}\x1f{key}", "e": eid} for ns, key, eid in keys]
@@ -327,14 +360,25 @@ class Store:
         ]
 
     # --- slots and the assertion log -----------------------------------------------------
+    def existing_slots(self, slot_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for chunk in _chunks(list(slot_ids)):
+            found |= {
+                r["id"]
+                for r in self.db.query(
+                    "UNWIND $ids AS i MATCH (s:Slot {id: i}) RETURN s.id AS id", ids=list(chunk)
+                )
+            }
+        return found
+
     def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Idempotent: rows carry id, namespace, subject_id, predicate."""
+        """Slots not stored yet; rows carry id, namespace, subject_id, predicate."""
+        if len(rows) >= _COPY_MIN:
+            copy_nodes(self.db, "Slot", _SLOT_COLUMNS, rows)
+            return
         for chunk in _chunks(rows):
             self.db.query(
-                "UNWIND $rows AS r MERGE (s:Slot {id: r.id}) ON CREATE SET"
-                " s.namespace = r.namespace, s.subject_id = r.subject_id,"
-                " s.predicate = r.predicate",
-                rows=list(chunk),
+                f"UNWIND $rows AS r CREATE (:Slot {{{_props(_SLOT_COLUMNS)}}})", rows=list(chunk)
             )
 
     def slot(self, slot_id: str) -> Row | None:
@@ -350,6 +394,10 @@ class Store:
         return [r["id"] for r in rows]
 
     def create_assertions(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) >= _COPY_MIN:
+            copy_nodes(self.db, "Assertion", _ASSERTION_COLUMNS, [_assertion_row(r) for r in rows])
+            copy_rels(self.db, "LOGS", [(r["slot_id"], r["id"]) for r in rows])
+            return
         for chunk in _chunks(rows):
             self.db.query(
                 "UNWIND $rows AS r MATCH (s:Slot {id: r.slot_id})"
@@ -421,6 +469,12 @@ class Store:
         return out
 
     def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) >= _COPY_MIN:
+            copy_nodes(self.db, "Fact", _FACT_COLUMNS, [_fact_row(r) for r in rows])
+            copy_rels(self.db, "HAS_VERSION", [(r["slot_id"], r["id"]) for r in rows])
+            copy_rels(self.db, "SUBJ", [(r["subject_id"], r["id"]) for r in rows])
+            copy_rels(self.db, "OBJ", [(r["id"], r["object_id"]) for r in rows])
+            return
         for chunk in _chunks(rows):
             self.db.query(
                 "UNWIND $rows AS r MATCH (s:Slot {id: r.slot_id}), (e:Entity {id: r.subject_id}),"
@@ -471,6 +525,7 @@ class Store:
         predicate: str | None = None,
         include_quarantined: bool = False,
         limit: int | None = None,
+        explain: bool = False,
     ) -> list[Row]:
         """Versions believed at `known_at` (and valid at `valid_at`, unless it is None)."""
         params: dict[str, Any] = {"k": known_at}
@@ -506,6 +561,8 @@ class Store:
             params["limit"] = limit
         # WITH before WHERE keeps the planner on the anchored plan (notes §4.2)
         cypher = f"{head} WITH f WHERE {' AND '.join(where)}{tail}"
+        if explain:
+            return [{"plan": self.db.explain(cypher, **params)}]
         return [r["f"] for r in self.db.query(cypher, **params)]
 
     def changed_versions(

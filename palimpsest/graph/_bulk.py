@@ -1,0 +1,78 @@
+"""Bulk writes as Arrow tables through `COPY ... FROM $t` (one statement per table).
+
+    >>> copy_nodes(db, "Entity", ENTITY_COLUMNS, rows)
+    >>> copy_rels(db, "SUBJ", [(entity_id, fact_id), ...])
+
+COPY from Arrow is ~10x faster than UNWIND + CREATE (notes/kuzu-0.11.3.md
+§5.8), runs inside the caller's write transaction, and appends to non-empty
+tables. Columns go in the table's declared order, typed explicitly so a column
+that is NULL in every row still has its real type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from ._db import Database
+
+_STRING_LIST = pa.list_(pa.string())
+_TYPES: dict[str, Any] = {
+    **{
+        c: pa.timestamp("us")
+        for c in (
+            "valid_from",
+            "valid_to",
+            "recorded_at",
+            "expired_at",
+            "retracted_at",
+            "created_at",
+            "occurred_at",
+            "erased_at",
+        )
+    },
+    "confidence": pa.float64(),
+    "importance": pa.float64(),
+    "seq": pa.int64(),
+    "quarantined": pa.bool_(),
+    "archived": pa.bool_(),
+    "evidence": _STRING_LIST,
+    "aliases": _STRING_LIST,
+}
+# every table that bulk writes may target; names are never taken from input
+_NODE_TABLES = {"Entity", "EntityKey", "Slot", "Assertion", "Fact", "Episode"}
+_REL_TABLES = {"LOGS", "HAS_VERSION", "SUBJ", "OBJ"}
+
+
+def _naive_utc(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return v.astimezone(UTC).replace(tzinfo=None)
+    return v
+
+
+def copy_nodes(
+    db: Database, table: str, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+) -> None:
+    if table not in _NODE_TABLES:
+        raise ValueError(table)
+    rows = list(rows)
+    if not rows:
+        return
+    arrays = [
+        pa.array([_naive_utc(r.get(c)) for r in rows], type=_TYPES.get(c, pa.string()))
+        for c in columns
+    ]
+    db.copy(table, pa.table(arrays, names=list(columns)))
+
+
+def copy_rels(db: Database, table: str, pairs: Iterable[tuple[str, str]]) -> None:
+    if table not in _REL_TABLES:
+        raise ValueError(table)
+    pairs = list(pairs)
+    if not pairs:
+        return
+    src, dst = zip(*pairs, strict=True)
+    db.copy(table, pa.table([pa.array(src), pa.array(dst)], names=["from", "to"]))

@@ -1,0 +1,98 @@
+"""The store's choke point: parameter checks, UTC handling, migrations, plans."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, SchemaError, StoreError
+from palimpsest.graph import SCHEMA_VERSION, Database, Store, check_params
+
+
+def test_parameter_names_must_match_exactly() -> None:
+    check_params("MATCH (e:Entity {id: $id}) RETURN e", {"id": "x"})
+    with pytest.raises(StoreError):  # a missing PK parameter would match every row in 0.11.3
+        check_params("MATCH (e:Entity {id: $id}) DETACH DELETE e", {})
+    with pytest.raises(StoreError):
+        check_params("MATCH (e:Entity {id: $id}) RETURN e", {"id": "x", "extra": 1})
+
+
+def test_unbound_parameter_never_reaches_kuzu(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "m")
+    try:
+        with store.write():
+            store.set_meta("a", "1")
+            store.set_meta("b", "2")
+        with pytest.raises(StoreError):
+            store.db.query("MATCH (m:Meta) WHERE m.key = $key DELETE m")
+        assert store.get_meta("a") == "1" and store.get_meta("b") == "2"
+    finally:
+        store.close()
+
+
+def test_aware_times_keep_their_instant(tmp_path: Path) -> None:
+    plus2 = timezone(timedelta(hours=2))
+    with Memory.open(tmp_path / "m") as mem:
+        f = mem.assert_fact(
+            "user", "likes", "tea", valid_from=datetime(2024, 3, 10, 12, 30, tzinfo=plus2)
+        )
+        stored = mem.facts("user", "likes", valid_at="2024-03-10T10:30:00Z")
+        assert [x.object for x in stored] == ["tea"]
+        assert stored[0].valid_from == datetime(2024, 3, 10, 10, 30, tzinfo=UTC)
+        assert stored[0].valid_from.tzinfo is not None and f.valid_from == stored[0].valid_from
+        assert mem.facts("user", "likes", valid_at="2024-03-10T10:29:59Z") == []
+
+
+def test_migrations_are_recorded_and_newer_schemas_refused(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "m")
+    rows = store.db.query("MATCH (m:Migration) RETURN m.version AS v ORDER BY v")
+    assert [r["v"] for r in rows] == list(range(1, SCHEMA_VERSION + 1))
+    with store.write():
+        store.db.query(
+            "CREATE (:Migration {version: $v, name: $n, applied_at: $t})",
+            v=SCHEMA_VERSION + 1,
+            n="from the future",
+            t=datetime.now(UTC),
+        )
+    store.close()
+    with pytest.raises(SchemaError):
+        Store.open(tmp_path / "m")
+    Store.open(tmp_path / "other").close()  # the failed open released its lock
+
+
+def test_failed_write_rolls_back_everything(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "m")
+    try:
+        with pytest.raises(RuntimeError), store.write():
+            store.set_meta("x", "1")
+            raise RuntimeError("boom")
+        assert store.get_meta("x") is None
+    finally:
+        store.close()
+
+
+def test_point_query_plan_is_anchored_on_the_primary_key(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m") as mem:
+        mem.assert_fact("user", "lives_in", "Sydney")
+        store = mem._store
+        slot = next(iter(store.db.query("MATCH (s:Slot) RETURN s.id AS id")))["id"]
+        now = datetime.now(UTC)
+        plan = store.facts_asof(
+            namespace="default", valid_at=now, known_at=now, slot_id=slot, explain=True
+        )[0]["plan"]
+        assert "PRIMARY_KEY_SCAN" in plan
+        # Fact may only be read through the semi-mask the anchored side builds
+        assert "SCAN_NODE_TABLE" not in plan or "SEMI_MASKER" in plan
+
+
+def test_database_is_single_per_process(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "g.kuzu")
+    try:
+        from palimpsest import MemoryLocked
+
+        with pytest.raises(MemoryLocked):
+            Database.open(tmp_path / "g.kuzu")
+    finally:
+        db.close()
