@@ -272,6 +272,37 @@ def walkthrough(mem: Memory, story: Story, out: Out) -> Checker:
     return check
 
 
+READING = (
+    ("2024-03-01T09:00:00Z", "I live in Lisbon and I work at Atlas Robotics as an engineer."),
+    ("2024-03-01T09:01:00Z", "My brother Tiago has a dog named Bolt."),
+    ("2024-11-20T18:30:00Z", "I no longer work at Atlas Robotics. I moved to Porto last month."),
+    ("2024-11-20T18:31:00Z", "Thanks, talk soon!"),
+)
+
+
+def reading_demo(out: Out) -> None:
+    """Section 7: what the engine reads from text by itself (spaCy, no LLM)."""
+    _header(out, "7. Remembering raw text: the engine reads facts by itself (spaCy, no LLM)")
+    with tempfile.TemporaryDirectory(prefix="palimpsest-reading-") as tmp:
+        last = _utc(READING[-1][0])
+        with Memory.open(Path(tmp) / "m", clock=lambda: last + timedelta(minutes=5)) as mem:
+            for when, text in READING:
+                ep = mem.remember(text, occurred_at=when, session="reading")
+                out(f"  {when[:16]}Z  user: {text!r}  (importance {ep.importance:.2f})")
+                for f in ep.facts:
+                    window = fmt_time(f.valid_from) if f.valid_from else "always"
+                    out(f"      -> {f.op} {f.subject} {f.predicate} {f.object}  from {window}")
+            moments: tuple[tuple[str, str | None], ...] = (
+                ("in June 2024", "2024-06-01T00:00:00Z"),
+                ("now", None),
+            )
+            for label, moment in moments:
+                where = [f.object or "" for f in mem.facts("user", "lives_in", valid_at=moment)]
+                jobs = [f.object or "" for f in mem.facts("user", "works_at", valid_at=moment)]
+                lives, works = ", ".join(where) or "-", ", ".join(jobs) or "-"
+                out(f"  {label}: lives in {lives}; works at {works}")
+
+
 def run(
     *,
     path: str | None,
@@ -307,7 +338,9 @@ def run(
         out("sessions. Each turn is stored as an episode; the fact the host model took")
         out("from it is recorded with that episode as evidence, at the time it was said.")
         _header(out, "1. The conversation (replayed at its own times)")
-        with Memory.open(where, clock=clock, namespace=namespace) as mem:
+        # the host model's facts are asserted explicitly, so the text is stored as evidence
+        # only; section 7 shows what the engine reads from text by itself
+        with Memory.open(where, clock=clock, namespace=namespace, extractor=None) as mem:
             story = replay_story(mem, clock, lines, out)
             clock.advance_to(clock.now + timedelta(hours=1))
             st = mem.stats()
@@ -318,7 +351,8 @@ def run(
                 f"{st.entities} entities, {st.assertions} assertions, {st.versions} versions."
             )
             check = walkthrough(mem, story, out) if source == DEMO_DATA else Checker(out)
-        _header(out, "7. Not in this build yet")
+        reading_demo(out)
+        _header(out, "8. Not in this build yet")
         out("  recall (find memories by meaning, words and graph neighbourhood) and")
         out("  consolidate (the nightly dedupe / reconcile / promote job) arrive with their")
         out("  own issues. The demo does not imitate them; `palimpsest recall` and")

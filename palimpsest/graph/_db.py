@@ -170,7 +170,8 @@ class Database:
             "EXPLAIN " + cypher, {k: _to_db(v) for k, v in params.items()}
         )
         assert not isinstance(result, list)
-        return str(result.get_all()[0][0])
+        first = result.get_all()[0]
+        return str(first[0] if isinstance(first, list) else next(iter(first.values())))
 
     def ddl(self, cypher: str) -> None:
         """Schema statements, inside the writer."""

@@ -1,0 +1,262 @@
+"""Episodes: one memory as it arrived, stored idempotently.
+
+>>> ep = mem.remember("I moved to Sydney in June 2024.", occurred_at="2024-07-02T10:00:00Z")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import _names as names
+from ._core import (
+    _AUTHOR_KINDS,
+    _TRUSTED,
+    _episode_model,
+)
+from ._time import TimeLike, opt_utc
+from ._writes import _Writes
+
+if TYPE_CHECKING:
+    from .extraction import Extraction
+from .errors import (
+    NotFound,
+    ValidationError,
+)
+from .models import (
+    AuthorKind,
+    Episode,
+    Fact,
+)
+
+# Extraction reads conversational turns; a pasted document is stored whole but not parsed.
+EXTRACT_MAX_CHARS = 20_000
+# Below this pattern confidence an extracted fact waits in quarantine.
+CONFIDENCE_FLOOR = 0.6
+
+
+class _Episodes(_Writes):
+    def remember(
+        self,
+        text: str,
+        *,
+        speaker: str = "user",
+        author_kind: AuthorKind | None = None,
+        occurred_at: TimeLike | None = None,
+        session: str | None = None,
+        source: str | None = None,
+        reply_to: str | None = None,
+        importance: float | None = None,
+        addressee: str | None = None,
+        namespace: str | None = None,
+    ) -> Episode:
+        """Store one memory as it arrived, and the facts read from it.
+
+        Idempotent on (text, speaker, occurred_at, session, source): the same
+        episode remembered twice is one episode with one set of facts. Facts from
+        non-user authors, from instruction-like text and weak readings are stored
+        quarantined. `addressee` is who "you" is (for "you" in the text).
+
+        >>> ep = mem.remember("I moved to Sydney in June 2024.", speaker="user",
+        ...                   occurred_at="2024-07-02T10:00:00Z", session="s1")
+        """
+        return self.remember_many(
+            [
+                {
+                    "text": text,
+                    "speaker": speaker,
+                    "author_kind": author_kind,
+                    "occurred_at": occurred_at,
+                    "session": session,
+                    "source": source,
+                    "reply_to": reply_to,
+                    "importance": importance,
+                    "addressee": addressee,
+                }
+            ],
+            namespace=namespace,
+        )[0]
+
+    def remember_many(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None
+    ) -> list[Episode]:
+        """Many episodes in one transaction; same keywords and result as `remember`.
+
+        Extraction runs before the transaction (spaCy `nlp.pipe` over the batch),
+        so the write lock is held only for the writes.
+        """
+        ns = self._ns(namespace)
+        parsed = [self._parse_episode(ns, i, item) for i, item in enumerate(items)]
+        known = {p["id"]: self._store.episode(p["id"]) for p in parsed}
+        fresh: dict[str, dict[str, Any]] = {}
+        for p in parsed:
+            if known[p["id"]] is None:
+                fresh.setdefault(p["id"], p)
+        extractions = self._extract(list(fresh.values()))
+        with self._lock:
+            saved = (self._last_k, self._seq)
+            try:
+                with self._store.write():
+                    k = self._tick()
+                    rows: list[dict[str, Any]] = []
+                    claims: list[dict[str, Any]] = []
+                    for p in fresh.values():
+                        row = {**p, "occurred_at": p["occurred_at"] or k, "recorded_at": k}
+                        row.pop("addressee", None)
+                        ex = extractions.get(p["id"])
+                        if ex is not None:
+                            self._judge(row, ex, explicit_importance=p["_importance"])
+                            claims += self._claims(ns, row, ex)
+                        row.pop("_importance", None)
+                        rows.append(row)
+                    self._store.create_episodes(rows)
+                    facts = self._write_assertions(ns, claims, k=k)
+            except BaseException:
+                self._last_k, self._seq = saved
+                raise
+        by_episode: dict[str, list[Fact]] = {}
+        for f in facts:
+            by_episode.setdefault(f.evidence[0], []).append(f)
+        stored = {r["id"]: r for r in rows}
+        out = []
+        for p in parsed:
+            if p["id"] in stored:
+                ep = _episode_model(stored[p["id"]])
+                out.append(ep.model_copy(update={"facts": by_episode.get(p["id"], [])}))
+            else:
+                out.append(self._stored_episode(ns, known[p["id"]] or {}))
+        return out
+
+    def _stored_episode(self, ns: str, row: Mapping[str, Any]) -> Episode:
+        """An episode remembered before, with the facts still resting on it."""
+        facts = [
+            self._assertion_fact(a, status="retracted" if a["retracted_at"] else "current")
+            for a in self._store.assertions_citing(ns, row["id"])
+        ]
+        return _episode_model(row).model_copy(update={"facts": facts})
+
+    def _extract(self, episodes: list[dict[str, Any]]) -> dict[str, Extraction]:
+        if self._extractor is None or not episodes:
+            return {}
+        from .extraction import ExtractRequest
+
+        # whole documents are stored, but only the first part is read for facts:
+        # sentence rules are for conversational turns, not books
+        todo = [p for p in episodes if len(p["text"]) <= EXTRACT_MAX_CHARS]
+        requests = [
+            ExtractRequest(
+                p["text"],
+                occurred_at=p["occurred_at"] or self.now(),
+                speaker=p["speaker"],
+                addressee=p["addressee"],
+                reply_to=p["reply_to"],
+            )
+            for p in todo
+        ]
+        results = self._extractor.extract_many(requests)
+        return {p["id"]: ex for p, ex in zip(todo, results, strict=True)}
+
+    @staticmethod
+    def _judge(row: dict[str, Any], ex: Extraction, *, explicit_importance: bool) -> None:
+        """Importance, kind and the decision record the extractor read from the text."""
+        row["kind"] = ex.kind
+        if not explicit_importance:
+            row["importance"] = ex.importance
+        if ex.decision:
+            # a bare "yes" means nothing alone: keep it as the decision it was
+            row["text"] = ex.decision
+
+    def _claims(self, ns: str, row: Mapping[str, Any], ex: Extraction) -> list[dict[str, Any]]:
+        """Candidate facts as parsed assertions, with the trust rules applied."""
+        trusted = row["author_kind"] in _TRUSTED
+        out: list[dict[str, Any]] = []
+        # within one turn, state the new before ending the old: "I no longer live in
+        # Sydney, I moved to Perth" must not let the end cut Perth's open window short
+        for c in sorted(ex.facts, key=lambda c: c.op == "end"):
+            item: dict[str, Any] = {
+                "subject": c.subject,
+                "predicate": c.predicate,
+                "object": c.object,
+                "confidence": c.confidence,
+                "author_kind": row["author_kind"],
+                "evidence": [row["id"]],
+                "occurred_at": row["occurred_at"],
+                # instructions in non-user text, other authors and weak readings wait in
+                # quarantine until consolidation finds independent support
+                "quarantined": not trusted
+                or c.confidence < CONFIDENCE_FLOOR
+                or (ex.is_instruction and not trusted),
+            }
+            if c.op == "end":
+                item.update(op="end", at=c.valid_from or row["occurred_at"])
+            elif c.valid_from is not None or c.valid_to is not None:
+                # an end date with no start ("until 2020") is a fact of unknown start
+                item.update(valid_from=c.valid_from, valid_to=c.valid_to)
+            try:
+                parsed = self._parse_assert(ns, len(out), item)
+            except ValidationError:
+                continue  # a candidate the engine cannot store is not worth failing the turn
+            parsed["origin"] = "instruction" if ex.is_instruction else "extraction"
+            out.append(parsed)
+        return out
+
+    def _parse_episode(self, ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"item {index}: expected a mapping", index=index)
+        text = names.check_text(item.get("text"))
+        if not text.strip():
+            raise ValidationError("text: must not be empty", field="text", index=index)
+        if "\x00" in text:
+            raise ValidationError("text: contains NUL bytes (binary data?)", field="text")
+        speaker = names.clean_name(item.get("speaker") or "user", field="speaker")
+        author = item.get("author_kind") or ("user" if speaker == "user" else "third_party")
+        if author not in _AUTHOR_KINDS:
+            raise ValidationError(f"author_kind: one of {', '.join(_AUTHOR_KINDS)}")
+        occurred = opt_utc(item.get("occurred_at"), name="occurred_at")
+        opt = {}
+        for f in ("session", "source", "reply_to"):
+            v = item.get(f)
+            opt[f] = None if v is None else names.check_text(v, field=f, limit=names.MAX_NAME)
+        importance = item.get("importance")
+        if importance is not None and not (
+            isinstance(importance, int | float) and 0.0 <= importance <= 1.0
+        ):
+            raise ValidationError("importance: a number in [0, 1]", field="importance")
+        fingerprint = hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
+        ident = json.dumps(
+            [
+                ns,
+                speaker,
+                text,
+                occurred.isoformat() if occurred else None,
+                opt["session"],
+                opt["source"],
+            ]
+        )
+        return {
+            "id": "ep_" + hashlib.sha256(ident.encode()).hexdigest()[:32],
+            "namespace": ns,
+            "text": text,
+            "speaker": speaker,
+            "author_kind": author,
+            "occurred_at": occurred,
+            "fingerprint": fingerprint,
+            "importance": 0.55 if importance is None else float(importance),
+            "_importance": importance is not None,
+            "addressee": None
+            if item.get("addressee") is None
+            else names.clean_name(item.get("addressee"), field="addressee"),
+            "kind": "fact",
+            "quarantined": author not in _TRUSTED,
+            "archived": False,
+            **opt,
+        }
+
+    def episode(self, episode_id: str, *, namespace: str | None = None) -> Episode:
+        ns = self._ns(namespace)
+        row = self._store.episode(episode_id)
+        if row is None or row["namespace"] != ns:
+            raise NotFound(f"no episode {episode_id[:80]!r}", id=episode_id[:80])
+        return _episode_model(row)

@@ -1,0 +1,132 @@
+"""Privacy erasure: content leaves every view now and every file on close.
+
+>>> mem.erase(episode.id, reason="user asked")   # -> [Tombstone, ...]
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from . import _names as names
+from ._core import (
+    _Core,
+    _log_entry,
+)
+from .errors import (
+    AlreadyErased,
+    NotFound,
+    ValidationError,
+)
+from .models import (
+    Tombstone,
+)
+from .temporal import materialise
+
+
+class _Erasure(_Core):
+    def erase(
+        self, id: str, *, reason: str | None = None, namespace: str | None = None
+    ) -> list[Tombstone]:
+        """Privacy deletion of a fact (assertion) or an episode, at every known-at time.
+
+        The content leaves every query now and leaves the files when the memory
+        is closed (the database file is rewritten); content-free tombstones
+        (id, when, why) remain. An episode's erasure also erases the assertions
+        that rest on it alone.
+        """
+        ns = self._ns(namespace)
+        why = None if reason is None else names.check_text(reason, field="reason", limit=2000)
+        if not isinstance(id, str) or not id:
+            raise ValidationError("id: a non-empty string", field="id")
+        with self._lock:
+            assertion = self._store.assertion(id)
+            episode = None if assertion else self._store.episode(id)
+            owner = assertion or episode
+            if owner is None or owner["namespace"] != ns:
+                tomb = self._store.tombstone(id)
+                if tomb is not None and tomb["namespace"] == ns:
+                    raise AlreadyErased(f"{id} was already erased", id=id)
+                raise NotFound(f"nothing with id {id[:80]!r}", id=id[:80])
+            self._store.request_compaction()
+            saved = (self._last_k, self._seq)
+            try:
+                with self._store.write():
+                    k = self._tick()
+                    tombs = self._erase(ns, assertion, episode, k, why)
+            except BaseException:
+                self._last_k, self._seq = saved
+                raise
+            finally:
+                self._forget_cache()
+            return tombs
+
+    def _erase(
+        self,
+        ns: str,
+        assertion: dict[str, Any] | None,
+        episode: dict[str, Any] | None,
+        k: datetime,
+        why: str | None,
+    ) -> list[Tombstone]:
+        doomed: list[dict[str, Any]] = []
+        rewrite: dict[str, list[str]] = {}  # assertion id -> evidence without the episode
+        tombs: list[Tombstone] = []
+        if assertion is not None:
+            doomed.append(assertion)
+        if episode is not None:
+            for a in self._store.assertions_citing(ns, episode["id"]):
+                rest = [e for e in a["evidence"] if e != episode["id"]]
+                if rest:
+                    rewrite[a["id"]] = rest
+                else:
+                    doomed.append(a)
+            self._store.delete_episode(episode["id"])
+            tombs.append(
+                Tombstone(id=episode["id"], kind="episode", erased_at=k, reason=why, namespace=ns)
+            )
+            self._store.create_tombstone({**tombs[-1].model_dump(), "slot_id": None})
+        slots = {a["slot_id"] for a in doomed}
+        for aid, rest in rewrite.items():
+            self._store.set_assertion_evidence(aid, rest)
+            slot = self._store.assertion(aid)
+            if slot is not None:
+                slots.add(slot["slot_id"])
+        for a in doomed:
+            self._store.delete_assertion(a["id"])
+            tomb = Tombstone(id=a["id"], kind="fact", erased_at=k, reason=why, namespace=ns)
+            self._store.create_tombstone({**tomb.model_dump(), "slot_id": a["slot_id"]})
+            tombs.append(tomb)
+        for slot in sorted(slots):
+            self._rebuild_slot(ns, slot)
+        self._store.delete_orphan_entities(ns, keep=self._speaker_ids(ns))
+        return tombs
+
+    def _speaker_ids(self, ns: str) -> list[str]:
+        user = self._entity(ns, "user", field="speaker")
+        return [user.id] if user else []
+
+    def _rebuild_slot(self, ns: str, slot: str) -> None:
+        """Rewrite a slot's whole version history from its log (used by erase)."""
+        self._store.delete_versions(self._store.slot_version_ids(slot))
+        log_rows = self._store.slot_log(slot)
+        by_id = {a["id"]: a for a in log_rows}
+        active = [_log_entry(a) for a in log_rows if not a["quarantined"]]
+        rows = [
+            self._version_row(
+                by_id[v.segment.source],
+                v.segment.valid_from,
+                v.segment.valid_to,
+                v.recorded_at,
+                v.expired_at,
+            )
+            for v in materialise(active, self._cardinality(ns, slot))
+        ]
+        for a in log_rows:
+            if a["quarantined"] and a["op"] == "assert":
+                rows.append(
+                    self._version_row(
+                        a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
+                    )
+                )
+        self._store.create_versions(rows)

@@ -1,0 +1,292 @@
+"""Reading: as-of facts, history, entity profiles, snapshots and changes.
+
+>>> mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z", known_at=k)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ._core import (
+    _MIN,
+    _Core,
+    _entity_model,
+    _fact_model,
+    _slot_id,
+)
+from ._time import TimeLike, to_utc
+from .errors import (
+    InvalidWindow,
+    NotFound,
+    ValidationError,
+)
+from .models import (
+    Changes,
+    Entity,
+    EntityFacts,
+    EntityProfile,
+    Fact,
+    Snapshot,
+    Stats,
+)
+from .temporal import version_status
+
+
+class _Reads(_Core):
+    # --- reads ------------------------------------------------------------------------------
+    def _times(
+        self, valid_at: TimeLike | None, known_at: TimeLike | None
+    ) -> tuple[datetime, datetime]:
+        now = self.now()
+        k = now if known_at is None else to_utc(known_at, name="known_at")
+        v = now if valid_at is None else to_utc(valid_at, name="valid_at")
+        return v, k
+
+    def facts(
+        self,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        include_quarantined: bool = False,
+        limit: int | None = None,
+        namespace: str | None = None,
+    ) -> list[Fact]:
+        """What was true at `valid_at`, as believed at `known_at` (both default to now).
+
+        >>> mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z")
+        """
+        ns = self._ns(namespace)
+        v, k = self._times(valid_at, known_at)
+        rows = self._select(ns, subject, predicate, object, v, k, include_quarantined, limit)
+        return self._facts_from_rows(rows, valid_at=v, known_at=k)
+
+    def _select(
+        self,
+        ns: str,
+        subject: str | None,
+        predicate: str | None,
+        obj: str | None,
+        v: datetime | None,
+        k: datetime,
+        include_quarantined: bool,
+        limit: int | None,
+    ) -> list[dict[str, Any]]:
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise ValidationError("limit: a positive integer", field="limit")
+        subj = obj_ent = None
+        if subject is not None:
+            subj = self._entity(ns, subject, field="subject")
+            if subj is None:
+                return []
+        if obj is not None:
+            obj_ent = self._entity(ns, obj, field="object")
+            if obj_ent is None:
+                return []
+        pred = None
+        if predicate is not None:
+            found = self._find_predicate(ns, predicate)
+            if found is None:
+                return []
+            pred = found.name
+        slot = _slot_id(ns, subj.id, pred) if subj and pred else None
+        return self._store.facts_asof(
+            namespace=ns,
+            valid_at=v,
+            known_at=k,
+            slot_id=slot,
+            subject_id=subj.id if subj else None,
+            object_id=obj_ent.id if obj_ent else None,
+            predicate=pred,
+            include_quarantined=include_quarantined,
+            limit=limit,
+        )
+
+    def _facts_from_rows(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        valid_at: datetime,
+        known_at: datetime,
+        retracted: Mapping[str, datetime | None] | None = None,
+    ) -> list[Fact]:
+        out = []
+        for r in rows:
+            status = version_status(
+                valid_to=r["valid_to"],
+                expired_at=r["expired_at"],
+                retracted_at=(retracted or {}).get(r["assertion_id"]),
+                quarantined=r["quarantined"],
+                known_at=known_at,
+                valid_at=valid_at,
+            )
+            out.append(_fact_model(r, status))
+        return out
+
+    def history(
+        self,
+        subject: str,
+        predicate: str | None = None,
+        *,
+        namespace: str | None = None,
+    ) -> list[Fact]:
+        """Every version ever materialised for the subject (and predicate), with its status
+        and transaction window, plus content-free tombstones of erased assertions."""
+        ns = self._ns(namespace)
+        subj = self._entity(ns, subject, field="subject")
+        if subj is None:
+            return []
+        if predicate is not None:
+            found = self._find_predicate(ns, predicate)
+            if found is None:
+                return []
+            slots = [_slot_id(ns, subj.id, found.name)]
+        else:
+            slots = [
+                _slot_id(ns, subj.id, p) for p in self._load_predicates(ns)
+            ]  # cheap PK probes; unknown slots return nothing
+        now = self.now()
+        out: list[Fact] = []
+        for slot in slots:
+            if self._store.slot(slot) is None:
+                continue
+            retracted = {a["id"]: a["retracted_at"] for a in self._store.slot_log(slot)}
+            out += self._facts_from_rows(
+                self._store.slot_versions(slot), valid_at=now, known_at=now, retracted=retracted
+            )
+            for t in self._store.slot_tombstones(slot):
+                out.append(
+                    Fact(
+                        id=t["id"],
+                        subject=subj.name,
+                        predicate=slot.split("\x1f")[2],
+                        object=None,
+                        recorded_at=t["erased_at"],
+                        status="erased",
+                        namespace=ns,
+                        subject_id=subj.id,
+                        reason=t["reason"],
+                    )
+                )
+        return sorted(out, key=lambda f: (f.predicate, f.recorded_at, f.valid_from or _MIN))
+
+    def entity(
+        self,
+        name: str,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> EntityProfile:
+        """An entity's profile: facts about it and facts pointing at it, as of (V, K)."""
+        ns = self._ns(namespace)
+        ent = self._entity(ns, name, field="name")
+        if ent is None:
+            raise NotFound(f"no entity named {str(name)[:80]!r}", name=str(name)[:80])
+        v, k = self._times(valid_at, known_at)
+        out_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, subject_id=ent.id)
+        in_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, object_id=ent.id)
+        return EntityProfile(
+            entity=ent,
+            valid_at=v,
+            known_at=k,
+            outgoing=self._facts_from_rows(out_rows, valid_at=v, known_at=k),
+            incoming=self._facts_from_rows(in_rows, valid_at=v, known_at=k),
+        )
+
+    def entities(self, *, namespace: str | None = None) -> list[Entity]:
+        ns = self._ns(namespace)
+        return sorted((_entity_model(r) for r in self._store.entities(ns)), key=lambda e: e.key)
+
+    def snapshot(
+        self,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        entities: Iterable[str] | None = None,
+        namespace: str | None = None,
+    ) -> Snapshot:
+        """The world model: every believed fact valid at V as known at K, by subject."""
+        ns = self._ns(namespace)
+        v, k = self._times(valid_at, known_at)
+        if entities is None:
+            rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k)
+        else:
+            rows = []
+            for name in entities:
+                ent = self._entity(ns, name, field="entities")
+                if ent is not None:
+                    rows += self._store.facts_asof(
+                        namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
+                    )
+        groups: dict[str, list[Fact]] = {}
+        for f in self._facts_from_rows(rows, valid_at=v, known_at=k):
+            groups.setdefault(f.subject_id or "", []).append(f)
+        return Snapshot(
+            valid_at=v,
+            known_at=k,
+            namespace=ns,
+            entities=[
+                EntityFacts(entity=fs[0].subject, entity_id=eid, facts=fs)
+                for eid, fs in sorted(groups.items(), key=lambda g: g[1][0].subject.casefold())
+            ],
+        )
+
+    def changes(
+        self,
+        since: TimeLike,
+        until: TimeLike | None = None,
+        *,
+        known_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> Changes:
+        """What started or ended (valid time) and was learned or revised (transaction time)
+        in [since, until); started/ended are read from the beliefs held at `known_at`."""
+        ns = self._ns(namespace)
+        lo = to_utc(since, name="since")
+        now = self.now()
+        hi = now if until is None else to_utc(until, name="until")
+        k = now if known_at is None else to_utc(known_at, name="known_at")
+        if hi <= lo:
+            raise InvalidWindow("until must be after since")
+
+        def believed(field: str) -> list[Fact]:
+            rows = [
+                r
+                for r in self._store.changed_versions(ns, field, lo, hi)
+                if r["recorded_at"] <= k
+                and (r["expired_at"] is None or r["expired_at"] > k)
+                and not r["quarantined"]
+            ]
+            return self._facts_from_rows(rows, valid_at=k, known_at=k)
+
+        def moved(field: str) -> list[Fact]:
+            rows = self._store.changed_versions(ns, field, lo, hi)
+            return self._facts_from_rows(rows, valid_at=now, known_at=now)
+
+        return Changes(
+            since=lo,
+            until=hi,
+            known_at=k,
+            started=believed("valid_from"),
+            ended=believed("valid_to"),
+            learned=moved("recorded_at"),
+            revised=moved("expired_at"),
+        )
+
+    def stats(self, *, namespace: str | None = None) -> Stats:
+        ns = self._ns(namespace)
+        c = self._store.counts(ns)
+        return Stats(
+            namespace=ns,
+            episodes=c["Episode"],
+            entities=c["Entity"],
+            assertions=c["Assertion"],
+            versions=c["Fact"],
+            tombstones=c["Tombstone"],
+            predicates=len(self._load_predicates(ns)),
+        )

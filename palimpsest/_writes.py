@@ -1,0 +1,404 @@
+"""Writing facts: assert, end and retract, and the materialisation every write runs.
+
+    >>> f = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
+    >>> mem.retract(f.id, reason="user corrected it")
+
+A write to a slot (subject, predicate) replays that slot's assertion log at
+its transaction time K (`temporal.replay`), diffs the result against the
+versions believed so far, expires what changed and inserts what is new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from . import _names as names
+from ._core import (
+    _AUTHOR_KINDS,
+    _TRUSTED,
+    UNSET,
+    _Core,
+    _new_id,
+    _slot_id,
+)
+from ._time import TimeLike, opt_utc
+from .errors import (
+    AlreadyErased,
+    Conflict,
+    InvalidWindow,
+    NotFound,
+    ValidationError,
+)
+from .models import (
+    AuthorKind,
+    Fact,
+)
+
+
+class _Writes(_Core):
+    # --- writes -----------------------------------------------------------------------------
+    def assert_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        valid_from: TimeLike | None = UNSET,
+        valid_to: TimeLike | None = None,
+        confidence: float = 1.0,
+        author_kind: AuthorKind = "user",
+        evidence: Sequence[str] = (),
+        quarantined: bool | None = None,
+        occurred_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> Fact:
+        """Record that subject-predicate-object holds over [valid_from, valid_to).
+
+        Leaving `valid_from` out means "from the statement's reference time"
+        (`occurred_at`, else now); `valid_from=None` means "since always".
+        Non-user authors are quarantined unless `quarantined=False` is passed.
+        """
+        return self.assert_many(
+            [
+                {
+                    "subject": subject,
+                    "predicate": predicate,
+                    "object": object,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
+                    "confidence": confidence,
+                    "author_kind": author_kind,
+                    "evidence": evidence,
+                    "quarantined": quarantined,
+                    "occurred_at": occurred_at,
+                }
+            ],
+            namespace=namespace,
+        )[0]
+
+    def assert_many(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None
+    ) -> list[Fact]:
+        """Many assertions in one transaction; same keywords and same result as `assert_fact`.
+
+        >>> mem.assert_many([{"subject": "user", "predicate": "likes", "object": "jazz"}])
+        """
+        ns = self._ns(namespace)
+        rows = list(items)
+        with self._lock:
+            parsed = [self._parse_assert(ns, i, r) for i, r in enumerate(rows)]
+            return self._write_assertions(ns, parsed)
+
+    def end_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str | None = None,
+        *,
+        at: TimeLike = UNSET,
+        author_kind: AuthorKind = "user",
+        evidence: Sequence[str] = (),
+        occurred_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> Fact:
+        """Record "no longer": what holds at `at` (default: now) stops holding from then.
+
+        For a `one` predicate, `object=None` ends whatever holds. The returned
+        record has `op="end"` and `applied` telling whether anything ended.
+        """
+        ns = self._ns(namespace)
+        item = {
+            "subject": subject,
+            "predicate": predicate,
+            "object": object,
+            "valid_from": at,
+            "author_kind": author_kind,
+            "evidence": evidence,
+            "occurred_at": occurred_at,
+            "op": "end",
+        }
+        with self._lock:
+            parsed = self._parse_assert(ns, 0, item)
+            return self._write_assertions(ns, [parsed])[0]
+
+    def _parse_assert(self, ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"item {index}: expected a mapping", index=index)
+        known = {
+            "subject",
+            "predicate",
+            "object",
+            "valid_from",
+            "valid_to",
+            "confidence",
+            "author_kind",
+            "evidence",
+            "quarantined",
+            "occurred_at",
+            "op",
+            "at",
+        }
+        extra = set(item) - known
+        if extra:
+            raise ValidationError(f"item {index}: unknown keys {sorted(extra)}", index=index)
+        op = item.get("op", "assert")
+        if op not in ("assert", "end"):
+            raise ValidationError(f"item {index}: op must be 'assert' or 'end'", index=index)
+        subject = names.clean_name(item.get("subject"), field="subject")
+        pred = self._find_predicate(ns, item.get("predicate"))
+        pred_name = pred.name if pred else names.predicate_key(item.get("predicate"))
+        obj = item.get("object")
+        if op == "assert" or obj is not None:
+            obj = names.clean_name(obj, field="object")
+        author = item.get("author_kind", "user")
+        if author not in _AUTHOR_KINDS:
+            raise ValidationError(f"author_kind: one of {', '.join(_AUTHOR_KINDS)}", index=index)
+        conf = item.get("confidence", 1.0)
+        if isinstance(conf, bool) or not isinstance(conf, int | float) or not 0.0 <= conf <= 1.0:
+            raise ValidationError("confidence: a number in [0, 1]", index=index)
+        evidence = item.get("evidence") or ()
+        if isinstance(evidence, str) or not all(isinstance(e, str) for e in evidence):
+            raise ValidationError("evidence: a list of episode ids", index=index)
+        ref = opt_utc(item.get("occurred_at"), name="occurred_at")
+        start_raw = item.get("at", UNSET) if op == "end" else UNSET
+        if start_raw is UNSET:
+            start_raw = item.get("valid_from", UNSET)
+        start = UNSET if start_raw is UNSET else opt_utc(start_raw, name="valid_from")
+        end = opt_utc(item.get("valid_to"), name="valid_to") if op == "assert" else None
+        if op == "end" and start is None:
+            raise InvalidWindow("at: an end needs a time ('since always' ends nothing)")
+        if end is not None and start not in (UNSET, None) and end <= start:
+            raise InvalidWindow(
+                f"item {index}: valid_to {end.isoformat()} is not after valid_from "
+                f"{start.isoformat()}",
+                index=index,
+            )
+        quarantined = item.get("quarantined")
+        if quarantined is None:
+            quarantined = author not in _TRUSTED
+        return {
+            "op": op,
+            "subject": subject,
+            "predicate": pred_name,
+            "object": obj,
+            "valid_from": start,
+            "valid_to": end,
+            "reference": ref,
+            "confidence": float(conf),
+            "author_kind": author,
+            "evidence": list(dict.fromkeys(evidence)),
+            "quarantined": bool(quarantined),
+        }
+
+    def _write_assertions(
+        self, ns: str, parsed: list[dict[str, Any]], *, k: datetime | None = None
+    ) -> list[Fact]:
+        """Store parsed assertions; `k` joins the caller's transaction time (remember)."""
+        if not parsed:
+            return []
+        self._check_evidence(ns, {e for p in parsed for e in p["evidence"]})
+        for p in parsed:
+            self._resolve_predicate(ns, p["predicate"])
+        preds = self._load_predicates(ns)
+        self._prefetch_entities(
+            ns, [p["subject"] for p in parsed] + [p["object"] for p in parsed if p["object"]]
+        )
+        entities: list[dict[str, Any]] = []
+        saved = (self._last_k, self._seq)
+        try:
+            with self._store.write():
+                k = self._tick() if k is None else k
+                slots: dict[str, dict[str, Any]] = {}
+                assertions: list[dict[str, Any]] = []
+                for p in parsed:
+                    pred = preds[p["predicate"]]
+                    subj = self._entity_or_create(
+                        ns, p["subject"], field="subject", kind="thing", pending=entities
+                    )
+                    obj_id = None
+                    if p["object"] is not None:
+                        kind = "value" if pred.object_kind == "value" else "thing"
+                        obj_id = self._entity_or_create(
+                            ns, p["object"], field="object", kind=kind, pending=entities
+                        ).id
+                    slot = _slot_id(ns, subj.id, pred.name)
+                    slots[slot] = {
+                        "id": slot,
+                        "namespace": ns,
+                        "subject_id": subj.id,
+                        "predicate": pred.name,
+                    }
+                    start = p["valid_from"]
+                    if start is UNSET:
+                        start = p["reference"] or k
+                    assertions.append(
+                        {
+                            "id": _new_id("fa"),
+                            "namespace": ns,
+                            "slot_id": slot,
+                            "op": p["op"],
+                            "object_id": obj_id,
+                            "valid_from": start,
+                            "valid_to": p["valid_to"],
+                            "recorded_at": k,
+                            "seq": self._next_seq(),
+                            "confidence": p["confidence"],
+                            "author_kind": p["author_kind"],
+                            "evidence": p["evidence"],
+                            "quarantined": p["quarantined"],
+                            "retracted_at": None,
+                            "retract_reason": None,
+                            "origin": p.get("origin", "api"),
+                        }
+                    )
+                self._store.create_entities(entities)
+                existing = self._store.existing_slots(list(slots))
+                self._store.create_slots([v for s, v in slots.items() if s not in existing])
+                self._store.create_assertions(assertions)
+                quarantined = [a for a in assertions if a["quarantined"] and a["op"] == "assert"]
+                self._store.create_versions(
+                    [self._version_row(a, a["valid_from"], a["valid_to"], k) for a in quarantined]
+                )
+                # a new slot's log is exactly what this call asserts: no need to read it back
+                fresh: dict[str, list[dict[str, Any]]] = {s: [] for s in slots if s not in existing}
+                for a in assertions:
+                    if a["slot_id"] in fresh:
+                        fresh[a["slot_id"]].append(a)
+                cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
+                changed = self._rematerialise(ns, cards, k, fresh=fresh)
+        except BaseException:
+            self._last_k, self._seq = saved
+            self._forget_cache()  # entities created in a rolled-back transaction
+            raise
+        out = []
+        for a in assertions:
+            subj_name = self._name_of(slots[a["slot_id"]]["subject_id"])
+            fact = Fact(
+                id=a["id"],
+                subject=subj_name,
+                predicate=slots[a["slot_id"]]["predicate"],
+                object=None if a["object_id"] is None else self._name_of(a["object_id"]),
+                valid_from=a["valid_from"],
+                valid_to=a["valid_to"],
+                recorded_at=k,
+                status="quarantined" if a["quarantined"] else "current",
+                confidence=a["confidence"],
+                author_kind=a["author_kind"],
+                evidence=a["evidence"],
+                quarantined=a["quarantined"],
+                namespace=ns,
+                subject_id=slots[a["slot_id"]]["subject_id"],
+                object_id=a["object_id"],
+                op=a["op"],
+                applied=(a["slot_id"] in changed) if a["op"] == "end" else None,
+            )
+            out.append(fact)
+        return out
+
+    def _check_evidence(self, ns: str, ids: set[str]) -> None:
+        for eid in sorted(ids):
+            row = self._store.episode(eid)
+            if row is None or row["namespace"] != ns:
+                raise NotFound(f"evidence: no episode {eid[:80]!r}", id=eid[:80])
+
+    def retract(
+        self, fact_id: str, *, reason: str | None = None, namespace: str | None = None
+    ) -> Fact:
+        """Withdraw an assertion from now on; views known before now still see it.
+
+        >>> mem.retract(f.id, reason="user corrected it")
+        """
+        ns = self._ns(namespace)
+        why = None if reason is None else names.check_text(reason, field="reason", limit=2000)
+        with self._lock:
+            a = self._own_assertion(ns, fact_id)
+            if a["retracted_at"] is not None:
+                raise Conflict(f"{fact_id} was already retracted", id=fact_id)
+            saved = (self._last_k, self._seq)
+            try:
+                with self._store.write():
+                    k = self._tick()
+                    self._store.retract_assertion(a["id"], k, why)
+                    if a["quarantined"]:
+                        open_q = [
+                            v["id"]
+                            for v in self._store.slot_versions(a["slot_id"])
+                            if v["assertion_id"] == a["id"] and v["expired_at"] is None
+                        ]
+                        self._store.expire_versions(open_q, k)
+                    else:
+                        card = self._cardinality(ns, a["slot_id"])
+                        self._rematerialise(ns, {a["slot_id"]: card}, k)
+            except BaseException:
+                self._last_k, self._seq = saved
+                raise
+            return self._assertion_fact(a, status="retracted", expired_at=k, reason=why)
+
+    def _own_assertion(self, ns: str, fact_id: object) -> dict[str, Any]:
+        if not isinstance(fact_id, str) or not fact_id:
+            raise ValidationError("id: a non-empty string", field="id")
+        a = self._store.assertion(fact_id)
+        if a is None or a["namespace"] != ns:
+            tomb = self._store.tombstone(fact_id)
+            if tomb is not None and tomb["namespace"] == ns:
+                raise AlreadyErased(f"{fact_id} was erased", id=fact_id)
+            raise NotFound(f"no fact {fact_id[:80]!r}", id=fact_id[:80])
+        return a
+
+    def _assertion_fact(
+        self,
+        a: Mapping[str, Any],
+        *,
+        status: str,
+        expired_at: datetime | None = None,
+        reason: str | None = None,
+    ) -> Fact:
+        _, subject_id, predicate = a["slot_id"].split("\x1f")
+        return Fact(
+            id=a["id"],
+            subject=self._name_of(subject_id),
+            predicate=predicate,
+            object=None if a["object_id"] is None else self._name_of(a["object_id"]),
+            valid_from=a["valid_from"],
+            valid_to=a["valid_to"],
+            recorded_at=a["recorded_at"],
+            expired_at=expired_at,
+            status=cast(Any, status),
+            confidence=a["confidence"],
+            author_kind=a["author_kind"],
+            evidence=a["evidence"] or [],
+            quarantined=a["quarantined"],
+            namespace=a["namespace"],
+            subject_id=subject_id,
+            object_id=a["object_id"],
+            op=a["op"],
+            reason=reason,
+        )
+
+    # --- bulk import ----------------------------------------------------------------------------
+    def import_facts(
+        self, lines: Iterable[str], *, batch: int = 5000, namespace: str | None = None
+    ) -> int:
+        """Assertions from JSON Lines (one `assert_many` item per line), in large batches.
+
+        >>> mem.import_facts(open("facts.jsonl"))
+        """
+        count = 0
+        chunk: list[dict[str, Any]] = []
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValidationError(f"line {n}: not JSON ({e.msg})", line=n) from None
+            chunk.append(item)
+            if len(chunk) >= batch:
+                count += len(self.assert_many(chunk, namespace=namespace))
+                chunk = []
+        if chunk:
+            count += len(self.assert_many(chunk, namespace=namespace))
+        return count

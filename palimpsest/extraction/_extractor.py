@@ -1,0 +1,143 @@
+"""``SpacyExtractor``: the default ``Extractor`` (spaCy ``en_core_web_sm``, no LLM).
+
+>>> from datetime import datetime, UTC
+>>> ex = SpacyExtractor()
+>>> e = ex.extract("I moved to Sydney in June 2024.",
+...                occurred_at=datetime(2024, 7, 2, 10, tzinfo=UTC))   # doctest: +SKIP
+>>> [(f.predicate, f.object, f.valid_from.date().isoformat()) for f in e.facts]  # doctest: +SKIP
+[('lives_in', 'Sydney', '2024-06-01')]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ._classify import classify
+from ._patterns import read_entities, read_facts
+from ._spacy import load_pipeline
+from ._types import Extraction, ExtractRequest, TextTooLargeError
+
+__all__ = ["DEFAULT_MAX_CHARS", "SpacyExtractor", "normalise_text"]
+
+DEFAULT_MAX_CHARS = 200_000
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_SMART = str.maketrans(
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        # Full-width sentence marks: the English model does not split on them.
+        "\u3002": ". ",
+        "\uff01": "! ",
+        "\uff1f": "? ",
+    }
+)
+
+
+def normalise_text(text: str) -> str:
+    """NFC, straight quotes, ASCII sentence marks; control characters and lone surrogates -> spaces.
+
+    >>> normalise_text("I\u2019m\\x00 here")
+    "I'm  here"
+    """
+    text = unicodedata.normalize("NFC", _CONTROL_RE.sub(" ", text))
+    return text.translate(_SMART)
+
+
+def _aware_utc(dt: datetime) -> datetime:
+    if not isinstance(dt, datetime):
+        raise TypeError("occurred_at must be a datetime")
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        raise ValueError("occurred_at must be timezone-aware")
+    return dt.astimezone(UTC)
+
+
+class SpacyExtractor:
+    """Rule-based extraction over spaCy parses; the pipeline loads on first use.
+
+    >>> SpacyExtractor(max_chars=10).max_chars
+    10
+
+    ``max_chars`` bounds the input: longer text raises ``TextTooLargeError``
+    (a ``ValueError``) instead of being parsed for minutes.  Results are a pure
+    function of the arguments, so ``extract_many`` equals ``extract`` item by item.
+    """
+
+    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, nlp: Any = None) -> None:
+        self.max_chars = max_chars
+        self._nlp = nlp
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            self._nlp = load_pipeline()
+        return self._nlp
+
+    def _check(self, text: str) -> str:
+        if not isinstance(text, str):
+            raise TypeError("text must be a str")
+        if len(text) > self.max_chars:
+            raise TextTooLargeError(
+                f"text has {len(text)} characters; the extractor accepts at most {self.max_chars}"
+            )
+        return normalise_text(text)
+
+    def extract(
+        self,
+        text: str,
+        *,
+        speaker: str = "user",
+        addressee: str | None = None,
+        occurred_at: datetime,
+        reply_to: str | None = None,
+    ) -> Extraction:
+        """Read one text.
+
+        >>> SpacyExtractor().extract("", occurred_at=datetime(2024, 1, 1, tzinfo=UTC)).facts
+        ()
+        """
+        req = ExtractRequest(text, occurred_at, speaker, addressee, reply_to)
+        return self.extract_many([req])[0]
+
+    def extract_many(self, items: Sequence[ExtractRequest]) -> list[Extraction]:
+        """Read many texts with one ``nlp.pipe`` pass; same results as one by one.
+
+        >>> SpacyExtractor().extract_many([])
+        []
+        """
+        cleaned = [self._check(it.text) for it in items]
+        refs = [_aware_utc(it.occurred_at) for it in items]
+        results: list[Extraction | None] = [None] * len(items)
+        todo = [i for i, text in enumerate(cleaned) if text.strip()]
+        for i, text in enumerate(cleaned):
+            if not text.strip():
+                results[i] = self._finish(items[i], text, [], ())
+        if todo:
+            docs = self.nlp.pipe([cleaned[i] for i in todo])
+            for i, doc in zip(todo, docs, strict=True):
+                item = items[i]
+                facts = read_facts(
+                    doc, speaker=item.speaker, addressee=item.addressee, reference=refs[i]
+                )
+                entities = read_entities(doc, facts, speaker=item.speaker, addressee=item.addressee)
+                results[i] = self._finish(item, cleaned[i], entities, tuple(facts))
+        return [r for r in results if r is not None]
+
+    @staticmethod
+    def _finish(
+        item: ExtractRequest, text: str, entities: Any, facts: tuple[Any, ...]
+    ) -> Extraction:
+        judgement = classify(text, facts=facts, reply_to=item.reply_to, speaker=item.speaker)
+        return Extraction(
+            entities=tuple(entities),
+            facts=facts,
+            importance=judgement.importance,
+            kind=judgement.kind,
+            is_instruction=judgement.is_instruction,
+            decision=judgement.decision,
+        )

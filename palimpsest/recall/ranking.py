@@ -1,0 +1,757 @@
+"""Recall ranking as pure functions over plain data (numpy arrays, ids, scores).
+
+>>> r = relevance(bm25=[6.0, 1.0, 0.0], bm25_max=6.0, dense=[[0.55, 0.30, 0.05]],
+...               sessions=[1, 2, 3], positions=[0, 0, 0])
+>>> top_k(r, k=3, floor=RankParams().floor)
+[0]
+
+:func:`relevance` is the ranking ``recall()`` uses; it composes the pieces
+below, each usable alone. Every array argument is aligned to one candidate list
+(position i is candidate i). Scores that come out of :func:`bm25_coverage`,
+:func:`cosine_to_unit`, :func:`fuse_weighted`, the smoothers and the
+multipliers stay on an absolute 0..1 scale, so one relevance floor means the
+same thing for every query — which is what makes abstention possible. RRF
+(:func:`rrf`, :func:`rrf_scores`) is kept as a baseline: it discards how sure
+each channel is, and measured worse than BM25 alone on LoCoMo.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "RankParams",
+    "TimeWindow",
+    "bm25_coverage",
+    "channel_confidence",
+    "cosine_to_unit",
+    "fuse_weighted",
+    "importance_multiplier",
+    "minmax",
+    "mmr",
+    "neighbour_smooth",
+    "query_time",
+    "recency_multiplier",
+    "relevance",
+    "rrf",
+    "rrf_scores",
+    "session_smooth",
+    "strip_names",
+    "term_novelty",
+    "time_boost",
+    "top_k",
+]
+
+F32 = npt.NDArray[np.float32]
+H = TypeVar("H", bound=Hashable)
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def minmax(scores: npt.ArrayLike) -> F32:
+    """Rescale to 0..1 within one list; a constant list maps to zeros.
+
+    >>> minmax([2.0, 4.0, 3.0]).tolist()
+    [0.0, 1.0, 0.5]
+
+    Relative only: the best candidate always gets 1.0, however poor it is, so
+    this must not feed a relevance floor. Kept for the baselines.
+    """
+    s = np.asarray(scores, dtype=np.float32)
+    if s.size == 0:
+        return s
+    lo, hi = float(s.min()), float(s.max())
+    if hi - lo <= 0.0:
+        return np.zeros_like(s)
+    return ((s - lo) / (hi - lo)).astype(np.float32)
+
+
+def bm25_coverage(scores: npt.ArrayLike, max_score: float) -> F32:
+    """BM25 divided by the best score the query could reach: the share of the
+    query's term weight a text matches, on an absolute 0..1 scale.
+
+    >>> bm25_coverage([3.0, 0.0, 7.5], max_score=6.0).tolist()
+    [0.5, 0.0, 1.0]
+
+    ``max_score`` is any per-query upper bound, e.g. the sum over query terms of
+    each term's best single-term score (or ``(k1 + 1) * sum(idf)``). Unlike
+    min-max, a query whose best hit matches one weak word stays low.
+    """
+    s = np.asarray(scores, dtype=np.float32)
+    if max_score <= 0.0:
+        return np.zeros_like(s)
+    out: F32 = np.clip(s / np.float32(max_score), 0.0, 1.0).astype(np.float32)
+    return out
+
+
+def term_novelty(doc_freqs: Sequence[int], n_docs: int) -> float:
+    """Share of a query's term weight (BM25 idf) on terms no stored text contains.
+
+    >>> term_novelty([0, 12, 40], n_docs=500) > 0.5    # the rare word is unseen
+    True
+    >>> term_novelty([3, 12], n_docs=500)
+    0.0
+
+    ``doc_freqs`` holds, per query term (after the index's own tokenising,
+    stop words and stemming), the number of indexed texts containing it. A
+    question about something never mentioned ("favourite football team") tends
+    to hinge on words the memory has never seen; BM25 silently drops them, so
+    its coverage of the *remaining* words looks high. Multiplying the BM25
+    coverage by ``1 - novelty`` puts that evidence of absence back. 0 when the
+    query has no terms.
+    """
+    if not doc_freqs or n_docs <= 0:
+        return 0.0
+    df = np.asarray(doc_freqs, dtype=np.float64)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    total = float(idf.sum())
+    return float(idf[df <= 0].sum()) / total if total > 0 else 0.0
+
+
+def cosine_to_unit(cosines: npt.ArrayLike, lo: float = 0.0, hi: float = 1.0) -> F32:
+    """Map cosine similarity to 0..1 linearly between ``lo`` (unrelated) and ``hi``.
+
+    >>> [round(x, 3) for x in cosine_to_unit([-0.2, 0.45, 1.0]).tolist()]
+    [0.0, 0.45, 1.0]
+    >>> [round(x, 3) for x in cosine_to_unit([0.1, 0.45, 0.9], lo=0.15, hi=0.75).tolist()]
+    [0.0, 0.5, 1.0]
+
+    The map is fixed, not per query, so it keeps the model's own sense of "how
+    close". The defaults only clip negative cosines (all-MiniLM-L6-v2 puts
+    unrelated sentences near 0 and paraphrases above 0.7); on LoCoMo stretching
+    the range (``lo=0.15, hi=0.75``) measured no better, since in a weighted sum
+    it only acts as a larger dense weight.
+    """
+    c = np.asarray(cosines, dtype=np.float32)
+    out: F32 = np.clip((c - lo) / (hi - lo), 0.0, 1.0).astype(np.float32)
+    return out
+
+
+def strip_names(text: str, names: Sequence[str]) -> str:
+    """Remove known names (and their possessive) from a query.
+
+    >>> strip_names("What did Caroline's sister paint?", ["Caroline", "Melanie"])
+    'What did sister paint?'
+
+    For the dense channel: a small sentence model lets a person's name dominate
+    the query vector, so "What does Melanie do to destress?" lands on every turn
+    that mentions Melanie. The names are the entity channel's job; removing
+    them from what the embedder sees lifted dense recall@5 on LoCoMo from 0.45
+    to 0.56. Matching is whole-word and case-insensitive.
+    """
+    out = text
+    for name in sorted({n for n in names if n.strip()}, key=len, reverse=True):
+        out = re.sub(rf"\b{re.escape(name)}(?:'s|’s|s')?(?!\w)", " ", out, flags=re.IGNORECASE)
+    return re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", out)).strip()
+
+
+# --------------------------------------------------------------------------- fusion
+
+
+def channel_confidence(scores: npt.ArrayLike, top: int = 3) -> float:
+    """How much a calibrated channel knows about this query, 0..1.
+
+    >>> channel_confidence([0.9, 0.1, 0.1, 0.1, 0.1], top=1)
+    0.8
+    >>> channel_confidence([0.4, 0.4, 0.4, 0.4], top=1)
+    0.0
+
+    The mean of its ``top`` best scores minus its median: a channel that lifts a
+    few candidates well above the crowd has found something; one that scores
+    everything alike (a query of common words, or a paraphrase BM25 cannot see)
+    has not, whatever its absolute numbers.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return 0.0
+    m = min(top, s.size)
+    best = np.partition(s, s.size - m)[s.size - m :]
+    return float(round(max(0.0, float(best.mean() - np.median(s))), 6))
+
+
+def fuse_weighted(
+    channels: Sequence[npt.ArrayLike],
+    weights: Sequence[float],
+    *,
+    adaptive: bool = False,
+    top: int = 3,
+    min_share: float = 0.1,
+) -> F32:
+    """Weighted mean of calibrated 0..1 channels; stays on the 0..1 scale.
+
+    >>> bm = np.array([0.0, 0.0, 0.0], np.float32)    # BM25 matched nothing
+    >>> dn = np.array([0.8, 0.1, 0.1], np.float32)    # dense found candidate 0
+    >>> [round(x, 3) for x in fuse_weighted([bm, dn], [0.5, 0.5]).tolist()]
+    [0.4, 0.05, 0.05]
+    >>> [round(x, 3) for x in fuse_weighted([bm, dn], [0.5, 0.5], adaptive=True).tolist()]
+    [0.727, 0.091, 0.091]
+
+    With ``adaptive`` each base weight is scaled by the channel's
+    :func:`channel_confidence` for this query (never below ``min_share`` of its
+    base weight, so a quiet channel still breaks ties), then weights are
+    renormalised to sum to 1. A channel that knows nothing about the query thus
+    neither drags good candidates down nor lifts bad ones up.
+
+    Fixed weights already weigh channels by what they know, because the inputs
+    are calibrated: a channel that found nothing adds about the same small
+    amount to every candidate and cannot reorder them (unlike RRF, which hands
+    out rank credit regardless). On LoCoMo ``adaptive`` changed recall by under
+    one point either way, so :class:`RankParams` leaves it off; its cost is that
+    scores of one query are scaled differently from another's.
+    """
+    if len(channels) != len(weights) or not channels:
+        raise ValueError("need one weight per channel and at least one channel")
+    arrs = [np.asarray(c, dtype=np.float32) for c in channels]
+    n = arrs[0].shape[0]
+    if any(a.shape != (n,) for a in arrs):
+        raise ValueError("channels must be 1-d arrays of the same length")
+    w = np.asarray(weights, dtype=np.float64)
+    if adaptive:
+        conf = np.array([channel_confidence(a, top=top) for a in arrs])
+        total = conf.sum()
+        share = conf / total if total > 0 else np.full(len(arrs), 1.0 / len(arrs))
+        w = w * np.maximum(share, min_share)
+    if w.sum() <= 0:
+        return np.zeros(n, dtype=np.float32)
+    w = w / w.sum()
+    out = np.zeros(n, dtype=np.float64)
+    for wi, a in zip(w, arrs, strict=True):
+        out += wi * a
+    return out.astype(np.float32)
+
+
+def rrf_scores(channels: Sequence[npt.ArrayLike], k: int = 60) -> F32:
+    """Reciprocal rank fusion of aligned score arrays (higher score = better).
+
+    >>> [round(x, 3) for x in rrf_scores([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]], k=0).tolist()]
+    [1.333, 1.0, 1.333]
+
+    Ties are broken by position so the result is deterministic. RRF throws the
+    scores away, so it cannot tell a confident channel from a guessing one and
+    its output has no absolute meaning (no floor can be put on it): a baseline.
+    """
+    arrs = [np.asarray(c, dtype=np.float64) for c in channels]
+    if not arrs:
+        return np.zeros(0, dtype=np.float32)
+    out = np.zeros(arrs[0].shape[0], dtype=np.float64)
+    for a in arrs:
+        order = np.argsort(-a, kind="stable")
+        ranks = np.empty_like(order)
+        ranks[order] = np.arange(1, a.size + 1)
+        out += 1.0 / (k + ranks)
+    return out.astype(np.float32)
+
+
+def rrf(rankings: Sequence[Sequence[H]], k: int = 60) -> list[tuple[H, float]]:
+    """RRF over ranked id lists (best first); ids missing from a list get nothing.
+
+    >>> rrf([["a", "b"], ["b", "c"]], k=0)
+    [('b', 1.5), ('a', 1.0), ('c', 0.5)]
+    """
+    acc: dict[H, float] = {}
+    first_seen: dict[H, int] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            acc[item] = acc.get(item, 0.0) + 1.0 / (k + rank)
+            first_seen.setdefault(item, len(first_seen))
+    return sorted(acc.items(), key=lambda kv: (-kv[1], first_seen[kv[0]]))
+
+
+# --------------------------------------------------------------------------- context
+
+
+def neighbour_smooth(
+    scores: npt.ArrayLike,
+    sessions: npt.ArrayLike,
+    positions: npt.ArrayLike,
+    *,
+    alpha: float = 0.3,
+    window: int = 1,
+    decay: float = 0.5,
+) -> F32:
+    """Lift turns whose neighbours in the same session are relevant.
+
+    >>> s = neighbour_smooth([0.0, 1.0, 0.0, 0.0], [1, 1, 1, 2], [0, 1, 2, 0], alpha=0.5)
+    >>> [round(x, 3) for x in s.tolist()]
+    [0.333, 0.667, 0.333, 0.0]
+
+    An answer often sits next to the turn that shares the question's words
+    ("Did you go?" / "Yes, last Friday!"). Each score becomes
+    ``(s + alpha * best_neighbour) / (1 + alpha)`` where ``best_neighbour`` is
+    the highest score within ``window`` positions in the same session, weighted
+    ``decay ** (distance - 1)``. Dividing by ``1 + alpha`` keeps the 0..1 scale.
+    Candidates are matched by (session, position), so they need not be sorted
+    or contiguous; a missing neighbour contributes nothing.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    sess = np.asarray(sessions)
+    pos = np.asarray(positions, dtype=np.int64)
+    if s.size == 0 or alpha <= 0 or window <= 0:
+        return s.astype(np.float32)
+    lookup = {(sess[i].item(), int(pos[i])): i for i in range(s.size)}
+    best = np.zeros_like(s)
+    for i in range(s.size):
+        key_s = sess[i].item()
+        for d in range(1, window + 1):
+            w = decay ** (d - 1)
+            for j_pos in (int(pos[i]) - d, int(pos[i]) + d):
+                j = lookup.get((key_s, j_pos))
+                if j is not None and s[j] * w > best[i]:
+                    best[i] = s[j] * w
+    return ((s + alpha * best) / (1.0 + alpha)).astype(np.float32)
+
+
+def session_smooth(
+    scores: npt.ArrayLike,
+    sessions: npt.ArrayLike,
+    *,
+    beta: float = 0.3,
+    top: int = 1,
+) -> F32:
+    """Lift every candidate by how relevant its session is as a whole.
+
+    >>> [round(x, 3) for x in session_smooth([0.8, 0.2, 0.3], ["a", "a", "b"], beta=0.5).tolist()]
+    [0.8, 0.4, 0.3]
+
+    A session that clearly talks about the question's topic makes its other
+    turns likelier evidence too (the question's words are often spread over a
+    few turns of one exchange). The session's relevance is the mean of its
+    ``top`` best scores; each score becomes ``(s + beta * session) / (1 + beta)``,
+    which keeps the 0..1 scale and never lifts a turn above its session's best.
+    Candidates with the same session key (any hashable scalar) form a session.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    sess = np.asarray(sessions)
+    if s.size == 0 or beta <= 0:
+        return s.astype(np.float32)
+    keys, inverse = np.unique(sess, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    level = np.zeros(keys.size, dtype=np.float64)
+    for g in range(keys.size):
+        members = np.sort(s[inverse == g])[::-1]
+        level[g] = members[: max(1, top)].mean()
+    return ((s + beta * level[inverse]) / (1.0 + beta)).astype(np.float32)
+
+
+def recency_multiplier(
+    occurred_at: npt.ArrayLike,
+    reference: float,
+    *,
+    half_life: float,
+    weight: float = 0.1,
+) -> F32:
+    """Multiplier in ``[1 - weight, 1]`` that halves its bonus every ``half_life``.
+
+    >>> m = recency_multiplier([100.0, 90.0, 0.0], 100.0, half_life=10.0, weight=0.2)
+    >>> [round(x, 3) for x in m.tolist()]
+    [1.0, 0.9, 0.8]
+
+    Times are POSIX seconds; NaN (unknown time) gets the neutral middle. Kept
+    small by default: on conversational memory an old turn is as likely to hold
+    the answer as a new one, so recency only breaks near-ties.
+    """
+    t = np.asarray(occurred_at, dtype=np.float64)
+    age = np.clip(reference - t, 0.0, None)
+    fresh = np.power(0.5, age / half_life)
+    fresh = np.where(np.isnan(fresh), 0.5, fresh)
+    return (1.0 - weight + weight * fresh).astype(np.float32)
+
+
+def importance_multiplier(importance: npt.ArrayLike, weight: float = 0.1) -> F32:
+    """Multiplier in ``[1 - weight, 1]`` from importance in 0..1 (clipped).
+
+    >>> importance_multiplier([1.0, 0.0], weight=0.2).tolist()
+    [1.0, 0.800000011920929]
+    """
+    imp = np.clip(np.asarray(importance, dtype=np.float64), 0.0, 1.0)
+    return (1.0 - weight + weight * imp).astype(np.float32)
+
+
+def mmr(
+    scores: npt.ArrayLike,
+    vectors: npt.ArrayLike,
+    k: int,
+    *,
+    lambda_: float = 0.7,
+) -> list[int]:
+    """Maximal marginal relevance: pick ``k`` indices trading score for novelty.
+
+    >>> v = np.array([[1, 0], [1, 0], [0, 1]], np.float32)
+    >>> mmr([1.0, 0.99, 0.8], v, k=2, lambda_=0.5)
+    [0, 2]
+
+    ``vectors`` must be L2-normalised (cosine = dot). ``lambda_=1`` is plain
+    ranking by score; lower values penalise near-duplicates of picked items.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    v = np.asarray(vectors, dtype=np.float64)
+    k = min(k, s.size)
+    if k <= 0:
+        return []
+    chosen: list[int] = []
+    max_sim = np.full(s.size, -np.inf)
+    available = np.ones(s.size, dtype=bool)
+    for _ in range(k):
+        penalty = np.where(np.isfinite(max_sim), max_sim, 0.0)
+        value = lambda_ * s - (1.0 - lambda_) * penalty
+        value[~available] = -np.inf
+        best = int(np.argmax(value))
+        chosen.append(best)
+        available[best] = False
+        sims = v @ v[best]
+        max_sim = np.maximum(max_sim, sims)
+    return chosen
+
+
+def top_k(scores: npt.ArrayLike, k: int, floor: float | None = None) -> list[int]:
+    """Indices of the ``k`` best scores, best first, dropping those below ``floor``.
+
+    >>> top_k([0.2, 0.9, 0.5], k=2)
+    [1, 2]
+    >>> top_k([0.2, 0.1], k=2, floor=0.3)
+    []
+
+    An empty result is the abstention: nothing is relevant enough to return.
+    Ties keep candidate order.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-s, kind="stable")[: max(k, 0)]
+    if floor is not None:
+        order = order[s[order] >= floor]
+    return [int(i) for i in order]
+
+
+# --------------------------------------------------------------------------- time
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A half-open window ``[start, end)`` named in a question, and the words that named it.
+
+    >>> w = TimeWindow(datetime(2023, 3, 1, tzinfo=UTC), datetime(2023, 4, 1, tzinfo=UTC), "x")
+    >>> w.contains(datetime(2023, 3, 31, tzinfo=UTC))
+    True
+    """
+
+    start: datetime
+    end: datetime
+    phrase: str
+
+    def contains(self, when: datetime) -> bool:
+        return self.start <= when < self.end
+
+
+_MONTH_NAMES = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTH_NAMES.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTH_NAMES["sept"] = 9
+_MONTH_RE = "|".join(sorted(_MONTH_NAMES, key=len, reverse=True))
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "several": 3,
+}  # fmt: skip
+_YEAR = r"(?:19|20)\d\d"
+
+
+def _day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+def _month_window(y: int, m: int) -> tuple[datetime, datetime]:
+    start = _day(y, m, 1)
+    end = _day(y + 1, 1, 1) if m == 12 else _day(y, m + 1, 1)
+    return start, end
+
+
+def _season_window(y: int, season: str) -> tuple[datetime, datetime]:
+    # Northern-hemisphere meteorological seasons; winter Y is Dec Y .. end of Feb Y+1.
+    m = _SEASONS[season]
+    start = _day(y, m, 1)
+    end_m, end_y = m + 3, y
+    if end_m > 12:
+        end_m, end_y = end_m - 12, y + 1
+    return start, _day(end_y, end_m, 1)
+
+
+def _latest_season(ref: datetime, season: str, *, completed: bool) -> tuple[datetime, datetime]:
+    """The latest ``season`` that has begun (or, if ``completed``, ended) by ``ref``."""
+    for y in (ref.year, ref.year - 1, ref.year - 2):
+        start, end = _season_window(y, season)
+        if (end <= ref) if completed else (start <= ref):
+            return start, end
+    return _season_window(ref.year - 2, season)
+
+
+def _parse_int(word: str) -> int | None:
+    if word.isdigit():
+        return int(word)
+    return _NUMBER_WORDS.get(word)
+
+
+def _windows(text: str, ref: datetime) -> list[tuple[datetime, datetime, str]]:
+    t = text.lower()
+    found: list[tuple[datetime, datetime, str]] = []
+    taken: list[tuple[int, int]] = []
+
+    def claim(m: re.Match[str], start: datetime, end: datetime) -> None:
+        span = m.span()
+        if any(a < span[1] and span[0] < b for a, b in taken):
+            return  # a longer, more specific phrase already covered these words
+        taken.append(span)
+        found.append((start, end, text[span[0] : span[1]].strip()))
+
+    # Full dates first: they are the most specific.
+    for m in re.finditer(rf"\b({_YEAR})[-/.](\d{{1,2}})[-/.](\d{{1,2}})\b", t):
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if 1 <= mo <= 12 and 1 <= d <= calendar.monthrange(y, mo)[1]:
+            s = _day(y, mo, d)
+            claim(m, s, s + timedelta(days=1))
+    pat_dmy = rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?,?\s+({_YEAR})\b"
+    for m in re.finditer(pat_dmy, t):
+        d, mo, y = int(m.group(1)), _MONTH_NAMES[m.group(2)], int(m.group(3))
+        if 1 <= d <= calendar.monthrange(y, mo)[1]:
+            s = _day(y, mo, d)
+            claim(m, s, s + timedelta(days=1))
+    pat_mdy = rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+({_YEAR})\b"
+    for m in re.finditer(pat_mdy, t):
+        mo, d, y = _MONTH_NAMES[m.group(1)], int(m.group(2)), int(m.group(3))
+        if 1 <= d <= calendar.monthrange(y, mo)[1]:
+            s = _day(y, mo, d)
+            claim(m, s, s + timedelta(days=1))
+    # Month and year: "March 2023", "in mar 2023".
+    for m in re.finditer(rf"\b({_MONTH_RE})\.?,?\s+(?:of\s+)?({_YEAR})\b", t):
+        s, e = _month_window(int(m.group(2)), _MONTH_NAMES[m.group(1)])
+        claim(m, s, e)
+    # Season and year: "summer 2022", "the summer of 2022".
+    for m in re.finditer(rf"\b(spring|summer|autumn|fall|winter)\s+(?:of\s+)?({_YEAR})\b", t):
+        s, e = _season_window(int(m.group(2)), m.group(1))
+        claim(m, s, e)
+    # Month and day without a year: "August 11" = the latest one on or before ref.
+    pat_md = rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)"
+    for m in re.finditer(pat_md, t):
+        if m.group(1) == "may" and text[m.start(1)] != "M":
+            continue  # "they may 3 times…": a verb, not a month
+        mo, d = _MONTH_NAMES[m.group(1)], int(m.group(2))
+        for y in (ref.year, ref.year - 1):
+            if d <= calendar.monthrange(y, mo)[1] and _day(y, mo, d) <= ref:
+                s = _day(y, mo, d)
+                claim(m, s, s + timedelta(days=1))
+                break
+    # Relative phrases count back from the latest full date the question names
+    # ("last Friday, as mentioned on 23 January 2022"), else from ref.
+    named_days = [f[0] for f in found if f[1] - f[0] == timedelta(days=1)]
+    anchor = max(named_days) + timedelta(hours=12) if named_days else ref
+    ref = anchor
+    day0 = ref.replace(hour=0, minute=0, second=0, microsecond=0)
+
+    # Relative phrases.
+    rel = {
+        "today": (day0, day0 + timedelta(days=1)),
+        "tonight": (day0, day0 + timedelta(days=1)),
+        "yesterday": (day0 - timedelta(days=1), day0),
+        "last night": (day0 - timedelta(days=1), day0 + timedelta(hours=6)),
+        "this week": (day0 - timedelta(days=day0.weekday()), day0 + timedelta(days=1)),
+        "last week": (
+            day0 - timedelta(days=day0.weekday() + 7),
+            day0 - timedelta(days=day0.weekday()),
+        ),
+        "this month": (_month_window(ref.year, ref.month)[0], day0 + timedelta(days=1)),
+        "last month": _month_window(
+            ref.year if ref.month > 1 else ref.year - 1, ref.month - 1 if ref.month > 1 else 12
+        ),
+        "this year": (_day(ref.year, 1, 1), day0 + timedelta(days=1)),
+        "last year": (_day(ref.year - 1, 1, 1), _day(ref.year, 1, 1)),
+    }
+    for phrase, (s, e) in rel.items():
+        for m in re.finditer(rf"\b{phrase}\b", t):
+            claim(m, s, e)
+    for m in re.finditer(r"\b(last|this|past)\s+(spring|summer|autumn|fall|winter)\b", t):
+        s, e = _latest_season(ref, m.group(2), completed=m.group(1) != "this")
+        claim(m, s, e)
+    for m in re.finditer(r"\b(?:last|this past|past)\s+(" + "|".join(_WEEKDAYS) + r")\b", t):
+        back = (ref.weekday() - _WEEKDAYS[m.group(1)]) % 7 or 7
+        s = day0 - timedelta(days=back)
+        claim(m, s, s + timedelta(days=1))
+    num = r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few|several)"
+    for m in re.finditer(rf"\b{num}\s+(day|week|month|year)s?\s+ago\b", t):
+        n = _parse_int(m.group(1))
+        if n is None:
+            continue
+        unit = _UNITS[m.group(2)]
+        centre = day0 - timedelta(days=n * unit)
+        # "three weeks ago" is fuzzy by about one unit either way.
+        half = timedelta(days=max(1, unit))
+        claim(m, centre - half, centre + half)
+    # Bare month or year after a preposition: "in March" = the latest March begun
+    # by ref; "since 2022" runs from 2022 up to ref.
+    prep = r"(in|during|since|by|of|early|late|mid|until|through|before|after)"
+    for m in re.finditer(rf"\b{prep}\s+(?:-\s*)?({_MONTH_RE})\b(?!\s*\d)", t):
+        if m.group(2) == "may" and text[m.start(2)] != "M":
+            continue
+        mo = _MONTH_NAMES[m.group(2)]
+        y = ref.year if mo <= ref.month else ref.year - 1
+        s, e = _month_window(y, mo)
+        claim(m, s, max(e, ref) if m.group(1) == "since" else e)
+    for m in re.finditer(rf"\b{prep}\s+({_YEAR})\b", t):
+        y = int(m.group(2))
+        s, e = _day(y, 1, 1), _day(y + 1, 1, 1)
+        claim(m, s, max(e, ref) if m.group(1) == "since" else e)
+    return found
+
+
+def query_time(text: str, reference: datetime) -> TimeWindow | None:
+    """Find the dates or periods a question names and return the window covering them.
+
+    >>> ref = datetime(2023, 7, 10, 12, tzinfo=UTC)
+    >>> w = query_time("What did I do in March 2023?", ref)
+    >>> (w.start.date().isoformat(), w.end.date().isoformat())
+    ('2023-03-01', '2023-04-01')
+    >>> query_time("What is my favourite colour?", ref) is None
+    True
+
+    Understands full dates ("on 2014/01/29", "29 January 2014", "Jan 29, 2014"),
+    months ("in March 2023", and "in March" = the latest March begun by
+    ``reference``), years ("in 2022"), seasons ("summer 2022", "last summer"),
+    relative days and periods ("yesterday", "last week", "last month", "last
+    Friday", "three weeks ago"). Several phrases give the window spanning them
+    all ("between May and July 2023"). ``reference`` must be timezone-aware.
+    """
+    if reference.tzinfo is None:
+        raise ValueError("reference must be timezone-aware")
+    ref = reference.astimezone(UTC)
+    found = _windows(text, ref)
+    if not found:
+        return None
+    start = min(f[0] for f in found)
+    end = max(f[1] for f in found)
+    phrase = ", ".join(f[2] for f in sorted(found, key=lambda f: text.lower().find(f[2].lower())))
+    return TimeWindow(start, end, phrase)
+
+
+def time_boost(
+    scores: npt.ArrayLike,
+    occurred_at: npt.ArrayLike,
+    window: TimeWindow,
+    *,
+    boost: float = 0.2,
+    slack_before: timedelta = timedelta(0),
+    slack_after: timedelta = timedelta(0),
+    cap: bool = True,
+) -> F32:
+    """Raise candidates that occurred inside ``window`` (widened by the slacks).
+
+    >>> t = [datetime(2023, m, 5, tzinfo=UTC).timestamp() for m in (3, 6)]
+    >>> w = query_time("in March 2023", datetime(2023, 7, 1, tzinfo=UTC))
+    >>> [round(x, 3) for x in time_boost([0.5, 0.5], t, w, boost=0.2).tolist()]
+    [0.6, 0.5]
+
+    ``occurred_at`` is POSIX seconds (NaN = unknown, left alone). A mention is
+    usually recorded after the event it tells of ("we went camping last week"),
+    hence ``slack_after``. Scores are multiplied by ``1 + boost`` and, with
+    ``cap``, clipped to 1 to stay on the 0..1 scale.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    t = np.asarray(occurred_at, dtype=np.float64)
+    lo = (window.start - slack_before).timestamp()
+    hi = (window.end + slack_after).timestamp()
+    with np.errstate(invalid="ignore"):
+        inside = (t >= lo) & (t < hi)
+    out = np.where(inside, s * (1.0 + boost), s)
+    if cap:
+        out = np.minimum(out, 1.0)
+    return out.astype(np.float32)
+
+
+# --------------------------------------------------------------------------- the whole ranking
+
+
+@dataclass(frozen=True)
+class RankParams:
+    """Parameters of :func:`relevance`; the defaults were chosen on LoCoMo's development split.
+
+    >>> RankParams().floor
+    0.25
+    >>> RankParams(w_bm25=0.6, w_dense=0.4).w_dense
+    0.4
+    """
+
+    w_bm25: float = 0.5
+    w_dense: float = 0.5
+    adaptive: bool = False  # per-query channel confidence: no gain measured on LoCoMo
+    time_boost: float = 0.2
+    time_slack_before: timedelta = timedelta(days=1)
+    time_slack_after: timedelta = timedelta(days=3)  # a mention follows the event it tells of
+    alpha: float = 0.5  # neighbour smoothing
+    neighbour_window: int = 1
+    beta: float = 0.3  # session smoothing
+    novelty_weight: float = 0.5  # how far unseen query words lower every score
+    floor: float = 0.25  # below it nothing is returned
+
+
+def relevance(
+    *,
+    bm25: npt.ArrayLike,
+    bm25_max: float,
+    dense: Sequence[npt.ArrayLike],
+    sessions: npt.ArrayLike,
+    positions: npt.ArrayLike,
+    novelty: float = 0.0,
+    occurred_at: npt.ArrayLike | None = None,
+    window: TimeWindow | None = None,
+    params: RankParams | None = None,
+) -> F32:
+    """Calibrated 0..1 relevance of each candidate: the ranking recall() uses.
+
+    >>> r = relevance(
+    ...     bm25=[4.0, 0.0, 0.5], bm25_max=5.0,
+    ...     dense=[[0.62, 0.30, 0.05]],
+    ...     sessions=[1, 1, 2], positions=[3, 4, 0],
+    ... )
+    >>> top_k(r, k=3, floor=RankParams().floor)
+    [0, 1]
+
+    Steps, each measured on LoCoMo (see ``bench/locomo_prototype.py``):
+
+    1. BM25 as :func:`bm25_coverage`, lowered by the query's ``novelty``
+       (:func:`term_novelty`: words the memory never saw count against it);
+    2. dense as the mean of :func:`cosine_to_unit` over the given cosine arrays
+       (e.g. the episode alone and the episode with its predecessor);
+    3. :func:`fuse_weighted` of the two (fixed weights unless ``adaptive``);
+    4. :func:`time_boost` when the question names a ``window`` and times are known;
+    5. :func:`neighbour_smooth` then :func:`session_smooth` (context);
+    6. every score times ``1 - novelty_weight * novelty``.
+
+    All arrays are aligned to the same candidates; ``sessions`` / ``positions``
+    locate each candidate in its conversation (any hashable session key).
+    """
+    p = params or RankParams()
+    bm = bm25_coverage(bm25, bm25_max) * np.float32(1.0 - novelty)
+    if not dense:
+        raise ValueError("need at least one dense cosine array")
+    dn = np.mean([cosine_to_unit(d) for d in dense], axis=0).astype(np.float32)
+    fused = fuse_weighted([bm, dn], [p.w_bm25, p.w_dense], adaptive=p.adaptive)
+    if window is not None and occurred_at is not None and p.time_boost:
+        fused = time_boost(
+            fused,
+            occurred_at,
+            window,
+            boost=p.time_boost,
+            slack_before=p.time_slack_before,
+            slack_after=p.time_slack_after,
+        )
+    fused = neighbour_smooth(fused, sessions, positions, alpha=p.alpha, window=p.neighbour_window)
+    fused = session_smooth(fused, sessions, beta=p.beta)
+    if novelty and p.novelty_weight:
+        fused = (fused * np.float32(1.0 - p.novelty_weight * novelty)).astype(np.float32)
+    return fused
