@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -23,10 +25,11 @@ from .errors import (
     UnknownPredicate,
     ValidationError,
 )
-from .graph import Store
+from .graph import Store, decode, encode
 
 if TYPE_CHECKING:
     from .extraction import Extractor
+    from .recall.embedder import Embedder
 from .models import (
     Cardinality,
     Entity,
@@ -75,10 +78,17 @@ class _Core:
     """State and helpers every verb needs."""
 
     def __init__(
-        self, store: Store, *, clock: Clock, namespace: str, extractor: Extractor | None
+        self,
+        store: Store,
+        *,
+        clock: Clock,
+        namespace: str,
+        extractor: Extractor | None,
+        embedder: Embedder | None = None,
     ) -> None:
         self._store = store
         self._extractor = extractor
+        self._embedder = embedder  # None: recall by words only
         self._clock = clock
         self.namespace = namespace
         self._lock = threading.RLock()
@@ -231,12 +241,22 @@ class _Core:
         return ent
 
     def _entity_or_create(
-        self, ns: str, name: object, *, field: str, kind: str, pending: list[dict[str, Any]]
+        self,
+        ns: str,
+        name: object,
+        *,
+        field: str,
+        kind: str,
+        pending: list[dict[str, Any]],
+        absent: AbstractSet[str] = frozenset(),
     ) -> Entity:
-        found = self._entity(ns, name, field=field)
+        text = names.clean_name(name, field=field)
+        key = names.entity_key(text)
+        found = self._entities.get((ns, key))
+        if found is None and key not in absent:
+            found = self._entity(ns, text, field=field)
         if found is not None:
             return found
-        text = names.clean_name(name, field=field)
         ent = Entity(
             id=_new_id("en"),
             name=text,
@@ -250,15 +270,15 @@ class _Core:
         self._names[ent.id] = ent.name
         return ent
 
-    def _prefetch_entities(self, ns: str, raw_names: Iterable[object]) -> None:
-        """Load uncached entities for many names in two batched lookups."""
+    def _prefetch_entities(self, ns: str, raw_names: Iterable[object]) -> set[str]:
+        """Load uncached entities for many names in batched lookups; the keys not stored."""
         keys = set()
         for n in raw_names:
             if isinstance(n, str) and n.strip():
                 keys.add(names.entity_key(names.clean_name(n)))
         missing = [k for k in keys if (ns, k) not in self._entities]
         if len(missing) < 4:  # single lookups are cheaper than a batch statement
-            return
+            return set()
         found = self._store.entity_ids_for_keys(ns, missing)
         by_id = {r["id"]: r for r in self._store.entities_by_ids(sorted(set(found.values())))}
         for key, eid in found.items():
@@ -267,6 +287,10 @@ class _Core:
                 ent = _entity_model(row)
                 self._entities[(ns, key)] = ent
                 self._names[ent.id] = ent.name
+        return set(missing) - set(found)
+
+    def _forget_episodes(self, ns: str, episode_ids: Sequence[str]) -> None:
+        """Hook for rooms that keep derived copies of episode text (recall's search rows)."""
 
     def _forget_cache(self) -> None:
         self._entities.clear()
@@ -314,50 +338,70 @@ class _Core:
             "quarantined": a["quarantined"],
         }
 
-    def _rematerialise(
-        self,
-        ns: str,
-        cards: Mapping[str, Cardinality],
-        k: datetime,
-        *,
-        fresh: Mapping[str, list[dict[str, Any]]] | None = None,
-    ) -> set[str]:
-        """Replay each slot at K, expire what changed, insert what is new; the changed slots.
+    def _states(self, slots: Mapping[str, Mapping[str, Any]]) -> dict[str, _SlotState]:
+        """Each slot's log and versions, from its packed state (new slots start empty).
 
-        `fresh` gives the whole log of slots created in this transaction (no versions yet).
+        `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}.
         """
-        fresh = fresh or {}
-        stored = [s for s in cards if s not in fresh]
-        logs = {**self._store.slot_logs(stored), **fresh}
-        opens: dict[str, list[dict[str, Any]]] = {
-            **self._store.open_versions(stored),
-            **{s: [] for s in fresh},
-        }
-        slot_ids = list(cards)
-        expire: list[str] = []
-        vanish: list[str] = []
-        insert: list[dict[str, Any]] = []
-        changed: set[str] = set()
-        for slot in slot_ids:
-            by_id = {a["id"]: a for a in logs[slot]}
-            log = [_log_entry(a) for a in logs[slot] if not a["quarantined"]]
-            now = {
+        stored = self._store.slot_states(list(slots))
+        out: dict[str, _SlotState] = {}
+        for sid, meta in slots.items():
+            row = stored.get(sid)
+            if row is None:
+                out[sid] = _SlotState(dict(meta), [], [], new=True)
+                continue
+            log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
+            out[sid] = _SlotState(row, log, versions, new=False)
+        return out
+
+    def _plan(
+        self, states: Mapping[str, _SlotState], cards: Mapping[str, Cardinality], k: datetime
+    ) -> _Plan:
+        """Replay each slot at K against what it believes now; edits `states` in place."""
+        plan = _Plan()
+        for sid, st in states.items():
+            by_id = {a["id"]: a for a in st.log}
+            log = [_log_entry(a) for a in st.log if not a["quarantined"]]
+            believed = {
                 Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
-                for v in opens[slot]
+                for v in st.versions
+                if v["expired_at"] is None and not v["quarantined"]
             }
-            gone, new = diff(list(now), replay(log, cards[slot], known_at=k))
+            gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
             if gone or new:
-                changed.add(slot)
+                plan.changed.add(sid)
             for seg in gone:
-                row = now[seg]
-                # believed for no instant (written and overwritten at one K): not knowledge
-                (vanish if row["recorded_at"] == k else expire).append(row["id"])
+                v = believed[seg]
+                if v["recorded_at"] == k:
+                    # believed for no instant (written and overwritten at one K): not knowledge
+                    plan.vanish.append(v["id"])
+                    st.versions = [x for x in st.versions if x["id"] != v["id"]]
+                else:
+                    plan.expire.append(v["id"])
+                    v["expired_at"] = k
             for seg in new:
-                insert.append(self._version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k))
-        self._store.delete_versions(vanish)
-        self._store.expire_versions(expire, k)
-        self._store.create_versions(insert)
-        return changed
+                row = self._version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k)
+                plan.insert.append(row)
+                st.versions.append(row)
+        return plan
+
+    def _apply(self, plan: _Plan, states: Mapping[str, _SlotState], k: datetime) -> None:
+        """Write a plan's version changes and the packed state of existing slots.
+
+        New slots are created by the caller, with their packed state, before this runs.
+        """
+        self._store.delete_versions(plan.vanish)
+        self._store.expire_versions(plan.expire, k)
+        self._store.create_versions(plan.insert)
+        self._store.save_slot_states([_packed(st) for st in states.values() if not st.new])
+
+    def _rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
+        """Re-read existing slots at K (after a cardinality change); the changed slots."""
+        states = self._states({s: {"id": s} for s in cards})
+        states = {s: st for s, st in states.items() if not st.new}
+        plan = self._plan(states, cards, k)
+        self._apply(plan, states, k)
+        return plan.changed
 
     def _cardinality(self, ns: str, slot_id: str) -> Cardinality:
         predicate = slot_id.split("\x1f")[2]
@@ -365,6 +409,29 @@ class _Core:
 
 
 _MIN = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass
+class _SlotState:
+    """A slot as one write sees it: its row, assertion log and every version."""
+
+    row: dict[str, Any]
+    log: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+    new: bool
+
+
+@dataclass
+class _Plan:
+    vanish: list[str] = field(default_factory=list)
+    expire: list[str] = field(default_factory=list)
+    insert: list[dict[str, Any]] = field(default_factory=list)
+    changed: set[str] = field(default_factory=set)
+
+
+def _packed(st: _SlotState) -> dict[str, Any]:
+    log, versions = encode(st.log, st.versions)
+    return {**st.row, "log": log, "versions": versions}
 
 
 def _entity_model(row: Mapping[str, Any]) -> Entity:

@@ -31,6 +31,7 @@ from .cli import (
     snapshot_text,
 )
 from .memory import Memory
+from .models import AuthorKind
 
 DEMO_DATA = Path(__file__).resolve().parent.parent / "data" / "demo_conversation.jsonl"
 SOURCE = "demo_conversation"
@@ -301,6 +302,34 @@ def reading_demo(out: Out) -> None:
                 jobs = [f.object or "" for f in mem.facts("user", "works_at", valid_at=moment)]
                 lives, works = ", ".join(where) or "-", ", ".join(jobs) or "-"
                 out(f"  {label}: lives in {lives}; works at {works}")
+            _header(out, "8. recall and the nightly consolidation")
+            for question in ("what is my brother's dog called?", "who is my dentist?"):
+                hits = mem.recall(question, k=2)
+                out(f"  recall {question!r}:")
+                for h in hits:
+                    out(f"      {h.score:.2f}  [{h.kind}] {h.text}")
+                if not hits:
+                    out("      (nothing above the relevance floor: the memory abstains)")
+            outside: tuple[tuple[str, AuthorKind, str], ...] = (
+                ("search", "tool", "The user plays chess."),
+                ("Ana", "third_party", "The user plays chess every Sunday."),
+            )
+            for session, (who, kind, text) in enumerate(outside):
+                mem.remember(
+                    text,
+                    speaker=who,
+                    author_kind=kind,
+                    session=f"q{session}",
+                    occurred_at=READING[-1][0],
+                )
+            chess = [f.object for f in mem.facts("user", "plays")]
+            out(f"  two outside sources say the user plays chess; active before: {chess or '-'}")
+            report = mem.consolidate()
+            out(f"  consolidate: {report.summary}")
+            for c in report.changes:
+                out(f"      {c.action}: {c.reason}")
+            chess = [f.object for f in mem.facts("user", "plays")]
+            out(f"  active after: {chess or '-'}; a second run: {mem.consolidate().summary}")
 
 
 def run(
@@ -352,11 +381,9 @@ def run(
             )
             check = walkthrough(mem, story, out) if source == DEMO_DATA else Checker(out)
         reading_demo(out)
-        _header(out, "8. Not in this build yet")
-        out("  recall (find memories by meaning, words and graph neighbourhood) and")
-        out("  consolidate (the nightly dedupe / reconcile / promote job) arrive with their")
-        out("  own issues. The demo does not imitate them; `palimpsest recall` and")
-        out("  `palimpsest consolidate` will appear when the engine backs them.")
+        _header(out, "9. Not in this build yet")
+        out("  consolidation's dedupe, entity merge and decay steps, export/import and the")
+        out("  MCP tools arrive with their issues; the demo does not imitate them.")
         out("")
         if check.failures:
             out(f"{len(check.failures)} answer(s) did not match the story:")

@@ -16,6 +16,7 @@ from ._core import (
     _TRUSTED,
     _episode_model,
 )
+from ._recall import _Recall
 from ._time import TimeLike, opt_utc
 from ._writes import _Writes
 
@@ -37,7 +38,7 @@ EXTRACT_MAX_CHARS = 20_000
 CONFIDENCE_FLOOR = 0.6
 
 
-class _Episodes(_Writes):
+class _Episodes(_Writes, _Recall):
     def remember(
         self,
         text: str,
@@ -95,6 +96,7 @@ class _Episodes(_Writes):
             if known[p["id"]] is None:
                 fresh.setdefault(p["id"], p)
         extractions = self._extract(list(fresh.values()))
+        search = self._recall_prepare(ns, list(fresh.values()), extractions)
         with self._lock:
             saved = (self._last_k, self._seq)
             try:
@@ -112,6 +114,7 @@ class _Episodes(_Writes):
                         row.pop("_importance", None)
                         rows.append(row)
                     self._store.create_episodes(rows)
+                    self._recall_written(ns, search, rows)
                     facts = self._write_assertions(ns, claims, k=k)
             except BaseException:
                 self._last_k, self._seq = saved

@@ -18,6 +18,7 @@ from .errors import (
     NotFound,
     ValidationError,
 )
+from .graph import encode
 from .models import (
     Tombstone,
 )
@@ -100,6 +101,8 @@ class _Erasure(_Core):
         for slot in sorted(slots):
             self._rebuild_slot(ns, slot)
         self._store.delete_orphan_entities(ns, keep=self._speaker_ids(ns))
+        if episode is not None:
+            self._forget_episodes(ns, [episode["id"]])
         return tombs
 
     def _speaker_ids(self, ns: str) -> list[str]:
@@ -130,3 +133,5 @@ class _Erasure(_Core):
                     )
                 )
         self._store.create_versions(rows)
+        log, versions = encode(log_rows, rows)
+        self._store.save_slot_states([{"id": slot, "log": log, "versions": versions}])

@@ -22,6 +22,7 @@ from .errors import (
     NotFound,
     ValidationError,
 )
+from .graph import decode
 from .models import (
     Changes,
     Entity,
@@ -93,18 +94,36 @@ class _Reads(_Core):
             if found is None:
                 return []
             pred = found.name
-        slot = _slot_id(ns, subj.id, pred) if subj and pred else None
+        if subj and pred:
+            # a point query: the slot's packed versions, one primary-key lookup away
+            rows = [
+                r
+                for r in self._slot_versions(_slot_id(ns, subj.id, pred))
+                if r["recorded_at"] <= k
+                and (r["expired_at"] is None or r["expired_at"] > k)
+                and (v is None or r["valid_from"] is None or r["valid_from"] <= v)
+                and (v is None or r["valid_to"] is None or r["valid_to"] > v)
+                and (include_quarantined or not r["quarantined"])
+                and (obj_ent is None or r["object_id"] == obj_ent.id)
+            ]
+            rows.sort(key=lambda r: (r["valid_from"] or _MIN, r["object"]))
+            return rows[:limit] if limit is not None else rows
         return self._store.facts_asof(
             namespace=ns,
             valid_at=v,
             known_at=k,
-            slot_id=slot,
             subject_id=subj.id if subj else None,
             object_id=obj_ent.id if obj_ent else None,
             predicate=pred,
             include_quarantined=include_quarantined,
             limit=limit,
         )
+
+    def _slot_versions(self, slot: str) -> list[dict[str, Any]]:
+        row = self._store.slot_states([slot]).get(slot)
+        if row is None:
+            return []
+        return decode(row["log"], row["versions"], slot=row, subject=row["subject"])[1]
 
     def _facts_from_rows(
         self,
@@ -151,13 +170,10 @@ class _Reads(_Core):
             ]  # cheap PK probes; unknown slots return nothing
         now = self.now()
         out: list[Fact] = []
-        for slot in slots:
-            if self._store.slot(slot) is None:
-                continue
-            retracted = {a["id"]: a["retracted_at"] for a in self._store.slot_log(slot)}
-            out += self._facts_from_rows(
-                self._store.slot_versions(slot), valid_at=now, known_at=now, retracted=retracted
-            )
+        for slot, row in self._store.slot_states(slots).items():
+            log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
+            retracted = {a["id"]: a["retracted_at"] for a in log}
+            out += self._facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
             for t in self._store.slot_tombstones(slot):
                 out.append(
                     Fact(

@@ -22,6 +22,7 @@ from ._core import (
     UNSET,
     _Core,
     _new_id,
+    _packed,
     _slot_id,
 )
 from ._time import TimeLike, opt_utc
@@ -203,7 +204,7 @@ class _Writes(_Core):
         for p in parsed:
             self._resolve_predicate(ns, p["predicate"])
         preds = self._load_predicates(ns)
-        self._prefetch_entities(
+        absent = self._prefetch_entities(
             ns, [p["subject"] for p in parsed] + [p["object"] for p in parsed if p["object"]]
         )
         entities: list[dict[str, Any]] = []
@@ -216,13 +217,23 @@ class _Writes(_Core):
                 for p in parsed:
                     pred = preds[p["predicate"]]
                     subj = self._entity_or_create(
-                        ns, p["subject"], field="subject", kind="thing", pending=entities
+                        ns,
+                        p["subject"],
+                        field="subject",
+                        kind="thing",
+                        pending=entities,
+                        absent=absent,
                     )
                     obj_id = None
                     if p["object"] is not None:
                         kind = "value" if pred.object_kind == "value" else "thing"
                         obj_id = self._entity_or_create(
-                            ns, p["object"], field="object", kind=kind, pending=entities
+                            ns,
+                            p["object"],
+                            field="object",
+                            kind=kind,
+                            pending=entities,
+                            absent=absent,
                         ).id
                     slot = _slot_id(ns, subj.id, pred.name)
                     slots[slot] = {
@@ -230,6 +241,7 @@ class _Writes(_Core):
                         "namespace": ns,
                         "subject_id": subj.id,
                         "predicate": pred.name,
+                        "subject": subj.name,
                     }
                     start = p["valid_from"]
                     if start is UNSET:
@@ -254,21 +266,24 @@ class _Writes(_Core):
                             "origin": p.get("origin", "api"),
                         }
                     )
-                self._store.create_entities(entities)
-                existing = self._store.existing_slots(list(slots))
-                self._store.create_slots([v for s, v in slots.items() if s not in existing])
-                self._store.create_assertions(assertions)
-                quarantined = [a for a in assertions if a["quarantined"] and a["op"] == "assert"]
-                self._store.create_versions(
-                    [self._version_row(a, a["valid_from"], a["valid_to"], k) for a in quarantined]
-                )
-                # a new slot's log is exactly what this call asserts: no need to read it back
-                fresh: dict[str, list[dict[str, Any]]] = {s: [] for s in slots if s not in existing}
+                states = self._states(slots)
+                quarantined: list[dict[str, Any]] = []
                 for a in assertions:
-                    if a["slot_id"] in fresh:
-                        fresh[a["slot_id"]].append(a)
+                    st = states[a["slot_id"]]
+                    st.log.append(a)
+                    if a["quarantined"] and a["op"] == "assert":
+                        # a quarantined claim is kept as its own version, outside the replay
+                        row = self._version_row(a, a["valid_from"], a["valid_to"], k)
+                        quarantined.append(row)
+                        st.versions.append(row)
                 cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
-                changed = self._rematerialise(ns, cards, k, fresh=fresh)
+                plan = self._plan(states, cards, k)
+                plan.insert[:0] = quarantined
+                changed = plan.changed
+                self._store.create_entities(entities)
+                self._store.create_slots([_packed(st) for st in states.values() if st.new])
+                self._store.create_assertions(assertions)
+                self._apply(plan, states, k)
         except BaseException:
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction
@@ -322,16 +337,18 @@ class _Writes(_Core):
                 with self._store.write():
                     k = self._tick()
                     self._store.retract_assertion(a["id"], k, why)
-                    if a["quarantined"]:
-                        open_q = [
-                            v["id"]
-                            for v in self._store.slot_versions(a["slot_id"])
-                            if v["assertion_id"] == a["id"] and v["expired_at"] is None
-                        ]
-                        self._store.expire_versions(open_q, k)
-                    else:
-                        card = self._cardinality(ns, a["slot_id"])
-                        self._rematerialise(ns, {a["slot_id"]: card}, k)
+                    slot = a["slot_id"]
+                    states = self._states({slot: {"id": slot}})
+                    st = states[slot]
+                    for row in st.log:
+                        if row["id"] == a["id"]:
+                            row.update(retracted_at=k, retract_reason=why)
+                    plan = self._plan(states, {slot: self._cardinality(ns, slot)}, k)
+                    for v in st.versions:
+                        if v["assertion_id"] == a["id"] and v["expired_at"] is None:
+                            v["expired_at"] = k  # a quarantined claim simply stops counting
+                            plan.expire.append(v["id"])
+                    self._apply(plan, states, k)
             except BaseException:
                 self._last_k, self._seq = saved
                 raise

@@ -588,6 +588,32 @@ def history_cmd(
         _note("(no history)")
 
 
+@app.command("recall")
+def recall_cmd(
+    ctx: typer.Context,
+    query: str,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="How many hits at most.")] = 5,
+    valid_at: ValidAtOpt = None,
+    known_at: KnownAtOpt = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Relevance floor (default: engine's).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find memories by meaning and words, as of (valid, known); nothing when nothing fits."""
+    with _memory(ctx, create=False) as mem:
+        hits = mem.recall(query, k=k, valid_at=valid_at, known_at=known_at, min_score=min_score)
+    if as_json:
+        _dump_json(_models_json(hits))
+        return
+    if not hits:
+        _note("(nothing above the relevance floor)")
+    for h in hits:
+        when = h.occurred_at.isoformat() if h.occurred_at else "-"
+        flag = f"  [{h.warning}]" if h.warning else ""
+        _echo(f"{h.score:.2f}  {h.kind:<7} {when}  {h.text}{flag}")
+
+
 @app.command("entity")
 def entity_cmd(
     ctx: typer.Context,
@@ -685,6 +711,38 @@ def stats_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         _echo(f"{k.ljust(width)}  {v}")
 
 
+@app.command("consolidate")
+def consolidate_cmd(
+    ctx: typer.Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
+    ] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="List earlier runs' reports instead.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """The nightly consolidation: promote corroborated quarantined facts, reject those that
+    contradict trusted knowledge; every change with its reason. Exit 0 on success."""
+    with _memory(ctx, create=False) as mem:
+        if history:
+            reports = mem.consolidation_reports()
+            if as_json:
+                _dump_json([r.model_dump(mode="json") for r in reports])
+                return
+            for r in reports:
+                _echo(f"{r.finished_at.isoformat()}  {r.summary}")
+            return
+        report = mem.consolidate(dry_run=dry_run)
+    if as_json:
+        _dump_json(report.model_dump(mode="json"))
+        return
+    _echo(("dry run: " if dry_run else "") + report.summary)
+    for c in report.changes:
+        _echo(f"  {c.action:<10} {', '.join(c.targets)}")
+        _echo(f"             {c.reason}")
+
+
 # --- demo -----------------------------------------------------------------------------------
 @app.command("demo")
 def demo_cmd(
@@ -710,6 +768,108 @@ def demo_cmd(
     )
     if not ok:
         raise typer.Exit(1)
+
+
+# --- server and tokens ------------------------------------------------------------------------
+ENV_TOKENS = "PALIMPSEST_TOKENS"
+DEFAULT_TOKENS = "palimpsest-tokens.json"
+
+token_app = typer.Typer(
+    help="API tokens for `palimpsest serve --tokens FILE` (only their SHA-256 is stored).",
+    no_args_is_help=True,
+)
+app.add_typer(token_app, name="token")
+
+TokensFileOpt = Annotated[
+    str,
+    typer.Option(
+        "--tokens", envvar=ENV_TOKENS, metavar="FILE", help="The tokens file.", show_envvar=True
+    ),
+]
+
+
+@app.command("serve")
+def serve_cmd(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = 8000,
+    tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--tokens",
+            envvar=ENV_TOKENS,
+            metavar="FILE",
+            show_envvar=True,
+            help="Require bearer tokens from FILE; without it, loopback clients only.",
+        ),
+    ] = None,
+) -> None:
+    """Serve the HTTP API over the memory (OpenAPI docs at /docs)."""
+    try:
+        import uvicorn
+
+        from .api import create_app
+        from .api.security import is_loopback
+    except ImportError as e:  # pragma: no cover - depends on the installed extras
+        raise CliError(
+            "missing_extra", f"the server needs `pip install 'palimpsest[server]'` ({e.name})"
+        ) from None
+    s = _settings(ctx)
+    server_app = create_app(s.path, tokens_file=tokens, default_namespace=s.namespace)
+    if tokens is None and not is_loopback(host):
+        _note("warning: no --tokens: only loopback clients will be served")
+    _note(f"palimpsest: serving {s.path!r} on http://{host}:{port} (docs at /docs)")
+    uvicorn.run(server_app, host=host, port=port, log_level="info")
+
+
+@token_app.command("create")
+def token_create_cmd(
+    namespace: Annotated[
+        list[str],
+        typer.Option("--namespace", "-n", help="A namespace it may use (repeatable; * = any)."),
+    ],
+    read_only: Annotated[bool, typer.Option("--read-only", help="No writes.")] = False,
+    tokens: TokensFileOpt = DEFAULT_TOKENS,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a token; prints the secret once (only its hash is kept)."""
+    from .api.tokens import create_token
+
+    secret, rec = create_token(
+        Path(tokens), namespaces=namespace, rights="read" if read_only else "write"
+    )
+    if as_json:
+        _dump_json({"token": secret, **rec.to_json()})
+        return
+    _echo(secret)
+    _note(f"{rec.id}: {rec.rights} on {', '.join(rec.namespaces)} (in {tokens}); shown once")
+
+
+@token_app.command("list")
+def token_list_cmd(tokens: TokensFileOpt = DEFAULT_TOKENS, as_json: JsonOpt = False) -> None:
+    """The tokens in the file (ids, rights, namespaces; never secrets)."""
+    from .api.tokens import list_tokens
+
+    records = list_tokens(Path(tokens))
+    if as_json:
+        _dump_json([{k: v for k, v in r.to_json().items() if k != "sha256"} for r in records])
+    elif records:
+        rows = [[r.id, r.rights, ", ".join(r.namespaces), r.created_at or "-"] for r in records]
+        _echo(format_table(["id", "rights", "namespaces", "created"], rows))
+    else:
+        _note("(no tokens)")
+
+
+@token_app.command("revoke")
+def token_revoke_cmd(
+    id: Annotated[str, typer.Argument(help="A token id (from `token list`).")],
+    tokens: TokensFileOpt = DEFAULT_TOKENS,
+) -> None:
+    """Revoke a token; a running server refuses it from its next request."""
+    from .api.tokens import revoke_token
+
+    rec = revoke_token(Path(tokens), id)
+    _echo(f"revoked {rec.id}")
 
 
 # --- entry point ----------------------------------------------------------------------------

@@ -91,3 +91,13 @@ class SchemaError(StoreError):
 
 class ClosedError(PalimpsestError):
     code = "closed"
+
+
+class EmbedderMismatch(PalimpsestError):
+    """The memory's vectors came from another embedding model than the one configured.
+
+    Mixing two models' vectors makes cosine scores meaningless; reopen with the
+    recorded model, or with `reembed=True` to recompute every vector.
+    """
+
+    code = "embedder_mismatch"

@@ -18,20 +18,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import _names as names
+from ._consolidate import _Consolidate
 from ._core import DEFAULT_PATH, UNSET
 from ._episodes import _Episodes
 from ._erasure import _Erasure
 from ._reads import _Reads
+from ._recall import _Recall
 from ._time import Clock, utcnow
 from .graph import Store
 
 if TYPE_CHECKING:
     from .extraction import Extractor
+    from .recall import Embedder
 
 __all__ = ["DEFAULT_PATH", "UNSET", "Memory"]
 
 
-class Memory(_Episodes, _Erasure, _Reads):
+class Memory(_Consolidate, _Episodes, _Recall, _Erasure, _Reads):
     """An agent's memory in one directory: episodes, entities, and bitemporal facts."""
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -43,6 +46,8 @@ class Memory(_Episodes, _Erasure, _Reads):
         clock: Clock | None = None,
         namespace: str = "default",
         extractor: Extractor | Literal["spacy"] | None = "spacy",
+        embedder: Embedder | Literal["minilm"] | None = "minilm",
+        reembed: bool = False,
     ) -> Memory:
         """Open (or create) the memory directory at `path`.
 
@@ -50,19 +55,34 @@ class Memory(_Episodes, _Erasure, _Reads):
         now. `extractor` turns remembered text into facts: the spaCy one by
         default (its model loads on the first `remember`), any object with the
         `extraction.Extractor` shape, or None to store episodes without facts.
+        `embedder` turns text into vectors for recall: all-MiniLM-L6-v2 by default
+        (loaded on first use), any `recall.Embedder`, or None to recall by words
+        only. A memory whose vectors came from another model raises
+        EmbedderMismatch unless `reembed=True`, which recomputes them.
         """
         ns = names.check_namespace(namespace)
         if extractor == "spacy":
             from .extraction import SpacyExtractor
 
             extractor = SpacyExtractor()
+        if embedder == "minilm":
+            from .recall import SentenceTransformerEmbedder
+
+            embedder = SentenceTransformerEmbedder()
         store = Store.open(Path(path))
-        return cls(
+        mem = cls(
             store,
             clock=clock or utcnow,
             namespace=ns,
             extractor=extractor,
+            embedder=embedder,
         )
+        try:
+            mem._recall_open(reembed=reembed)
+        except BaseException:
+            store.close()
+            raise
+        return mem
 
     @property
     def path(self) -> Path:

@@ -111,6 +111,39 @@ class Episode(_Model):
     facts: list[Fact] = Field(default_factory=list)
 
 
+HitKind = Literal["episode", "fact", "entity"]
+
+
+class Hit(_Model):
+    """One recall result, with its provenance and how each channel scored it.
+
+    >>> Hit(kind="episode", text="I moved to Sydney.", score=0.71, episode_id="ep_1").kind
+    'episode'
+
+    `score` is calibrated 0..1 relevance (the same floor means the same thing for
+    every query); `channels` holds the per-channel scores behind it. Quarantined
+    content carries `warning`: recallable, but not believed.
+    """
+
+    kind: HitKind
+    text: str
+    score: float
+    channels: dict[str, float] = Field(default_factory=dict)
+    episode_id: str | None = None
+    source: str | None = None
+    speaker: str | None = None
+    author_kind: AuthorKind | None = None
+    occurred_at: UTCDatetime | None = None
+    recorded_at: UTCDatetime | None = None
+    status: FactStatus = "current"
+    quarantined: bool = False
+    warning: str | None = None
+    evidence: list[str] = Field(default_factory=list)
+    valid_from: UTCDatetime | None = None
+    valid_to: UTCDatetime | None = None
+    fact_id: str | None = None
+
+
 class Tombstone(_Model):
     id: str
     kind: Literal["fact", "episode"]
@@ -190,3 +223,27 @@ class Stats(_Model):
     tombstones: int
     predicates: int
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConsolidationChange(_Model):
+    """One thing a consolidation run changed (or, dry, would change), and why."""
+
+    step: str  # "promote" | "reject" | ...
+    action: str  # "promoted" | "confirmed" | "rejected"
+    targets: list[str]  # assertion ids (quarantined claims, then the new assertion)
+    reason: str
+
+
+class ConsolidationReport(_Model):
+    namespace: str
+    started_at: UTCDatetime
+    finished_at: UTCDatetime
+    dry_run: bool = False
+    changes: list[ConsolidationChange] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        if not self.changes:
+            return "nothing to consolidate"
+        return ", ".join(f"{n} {what}" for what, n in sorted(self.counts.items()))

@@ -33,7 +33,8 @@ def clock() -> Clock:
 
 @pytest.fixture
 def mem(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
-    with Memory.open(tmp_path / "mem", clock=clock) as m:
+    # the core tests need no embeddings; recall tests open their own memories with MiniLM
+    with Memory.open(tmp_path / "mem", clock=clock, embedder=None) as m:
         yield m
 
 

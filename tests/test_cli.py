@@ -391,9 +391,13 @@ def test_help_is_fast_and_lists_only_backed_verbs() -> None:
         "import",
         "stats",
         "demo",
+        "serve",
+        "token",
+        "consolidate",
+        "recall",
     ):
         assert re.search(rf"^\s+{re.escape(verb)}\s", proc.stdout, re.M), verb
-    for missing in ("recall", "consolidate", "export", "serve"):
+    for missing in ("export",):
         assert not re.search(rf"^\s+{missing}\s", proc.stdout, re.M), missing
     assert "PALIMPSEST_PATH" in proc.stdout
     sub = run("facts", "--help").stdout
@@ -433,7 +437,12 @@ def test_demo_tells_the_story_and_answers_as_of_questions(tmp_path: Path) -> Non
     assert "MISMATCH" not in out and "as-of answers matched the story" in out
     for heading in ("history user lives_in", "snapshot", "changes between", "entity Mira"):
         assert heading in out
-    assert "recall" in _section(out, "Not in this build yet")
+    reading = _section(out, "Remembering raw text")
+    assert "-> assert user lives_in Lisbon" in out and "-> end user works_at Atlas Robotics" in out
+    assert "now: lives in Porto; works at -" in out, reading
+    assert "[episode] My brother Tiago has a dog named Bolt." in out  # recall finds it first
+    assert "the memory abstains" in out  # nothing about a dentist was ever said
+    assert "consolidate: 1 promoted" in out and "a second run: nothing to consolidate" in out
     # the temporary memory is removed unless --keep
     assert not list(tmp_path.glob("palimpsest-demo-*"))
 

@@ -121,5 +121,12 @@ def test_engine_matches_reference(shared: tuple[Memory, _Clock], case: tuple) ->
             }
             want = believed_objects(ops, cardinality, v, k_index)
             assert got == want, (k_index, v)
+            # the same question through the graph (Fact nodes), not the slot's packed state
+            via_nodes = {
+                f.object
+                for f in mem.facts("s", valid_at=day(v), known_at=k, namespace=ns)
+                if f.predicate == "rel"
+            }
+            assert via_nodes == want, ("nodes", k_index, v)
     # nothing leaks into the default namespace
     assert mem.facts("s", "rel", valid_at=day(5)) == []

@@ -439,6 +439,9 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
         return _Subject(ctx.addressee, "person", i + 1) if ctx.addressee else None
     if lw in ("he", "she", "they"):
         return _Subject(ctx.last_person, "person", i + 1) if ctx.last_person else None
+    if lw == "the" and i + 1 < n and _lw(toks[i + 1]) == "user":
+        # tools, documents and other agents speak of the memory's owner as "the user"
+        return _Subject("user", "person", i + 2)
     if (
         lw in ("his", "her", "its", "their")
         and ctx.pending is not None

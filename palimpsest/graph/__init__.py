@@ -7,7 +7,19 @@ Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
 """
 
 from ._db import Database, check_params
+from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
+from ._slots import decode, encode
 from ._store import DB_FILE, Store
 
-__all__ = ["DB_FILE", "MIGRATIONS", "SCHEMA_VERSION", "Database", "Store", "check_params"]
+__all__ = [
+    "DB_FILE",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Database",
+    "RecallStore",
+    "Store",
+    "check_params",
+    "decode",
+    "encode",
+]

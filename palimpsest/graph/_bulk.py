@@ -43,7 +43,7 @@ _TYPES: dict[str, Any] = {
     "aliases": _STRING_LIST,
 }
 # every table that bulk writes may target; names are never taken from input
-_NODE_TABLES = {"Entity", "EntityKey", "Slot", "Assertion", "Fact", "Episode"}
+_NODE_TABLES = {"Entity", "EntityKey", "Slot", "SlotState", "Assertion", "Fact", "Episode"}
 _REL_TABLES = {"LOGS", "HAS_VERSION", "SUBJ", "OBJ"}
 
 
@@ -51,6 +51,16 @@ def _naive_utc(v: Any) -> Any:
     if isinstance(v, datetime):
         return v.astimezone(UTC).replace(tzinfo=None)
     return v
+
+
+def arrow_table(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """A typed Arrow table of `rows` (naive UTC times), columns in the given order."""
+    rows = list(rows)
+    arrays = [
+        pa.array([_naive_utc(r.get(c)) for r in rows], type=_TYPES.get(c, pa.string()))
+        for c in columns
+    ]
+    return pa.table(arrays, names=list(columns))
 
 
 def copy_nodes(
@@ -61,11 +71,7 @@ def copy_nodes(
     rows = list(rows)
     if not rows:
         return
-    arrays = [
-        pa.array([_naive_utc(r.get(c)) for r in rows], type=_TYPES.get(c, pa.string()))
-        for c in columns
-    ]
-    db.copy(table, pa.table(arrays, names=list(columns)))
+    db.copy(table, arrow_table(columns, rows))
 
 
 def copy_rels(db: Database, table: str, pairs: Iterable[tuple[str, str]]) -> None:

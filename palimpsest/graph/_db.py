@@ -27,6 +27,8 @@ import kuzu
 from ..errors import MemoryLocked, StoreError
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+# WAL size that triggers a checkpoint at commit; bulk writes amortise it over batches
+_CHECKPOINT_BYTES = 256 << 20
 _OPEN: dict[Path, Database] = {}  # Kùzu does not stop a second Database on one file per process
 _OPEN_LOCK = threading.Lock()
 
@@ -120,7 +122,10 @@ class Database:
             try:
                 # an explicit max_db_size: the default reserves 8 TiB of address space
                 db = kuzu.Database(
-                    str(path), buffer_pool_size=buffer_pool_size, max_db_size=1 << 40
+                    str(path),
+                    buffer_pool_size=buffer_pool_size,
+                    max_db_size=1 << 40,
+                    checkpoint_threshold=_CHECKPOINT_BYTES,
                 )
             except RuntimeError as e:
                 if "lock" in str(e).lower():
@@ -215,6 +220,20 @@ class Database:
                 self._writer.conn.execute(f"COPY {table} FROM $t", {"t": data})
             except RuntimeError as e:
                 raise StoreError(f"bulk copy into {table} failed: {e}") from e
+
+    def load(self, cypher: str, data: Any) -> None:
+        """A write statement over `LOAD FROM $t` (an Arrow table), in the writer.
+
+        Not prepared and cached: Kùzu binds the scanned table at prepare time.
+        Columns of the table join on primary keys as hash joins, where fields of
+        an UNWIND-ed struct would make cross products of full scans.
+        """
+        check_params(cypher, {"t": data})
+        with self.write():
+            try:
+                self._writer.conn.execute(cypher, {"t": data})
+            except RuntimeError as e:
+                raise StoreError(f"bulk statement failed: {e}") from e
 
     def checkpoint(self) -> None:
         with self._write_lock:

@@ -38,7 +38,11 @@ _V1 = (
     " importance DOUBLE, kind STRING, quarantined BOOLEAN, archived BOOLEAN)",
     # one node per (subject, predicate): the anchor every point query starts from
     "CREATE NODE TABLE IF NOT EXISTS Slot(id STRING PRIMARY KEY, namespace STRING,"
-    " subject_id STRING, predicate STRING)",
+    " subject_id STRING, predicate STRING, subject STRING)",
+    # a slot's log and versions packed (graph/_slots.py): one lookup per point query.
+    # Replaced by delete + insert, never SET: in-place string updates bloat the file
+    # and make every checkpoint rewrite the column.
+    "CREATE NODE TABLE IF NOT EXISTS SlotState(id STRING PRIMARY KEY, log STRING, versions STRING)",
     "CREATE NODE TABLE IF NOT EXISTS Assertion(id STRING PRIMARY KEY, namespace STRING,"
     " slot_id STRING, op STRING, object_id STRING, valid_from TIMESTAMP, valid_to TIMESTAMP,"
     " recorded_at TIMESTAMP, seq INT64, confidence DOUBLE, author_kind STRING,"
@@ -58,6 +62,23 @@ _V1 = (
     "CREATE REL TABLE IF NOT EXISTS OBJ(FROM Fact TO Entity)",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "bitemporal core", _V1),)
+# --- migration 2: recall ----------------------------------------------------------------
+# Search text and vectors of episodes, keyed by episode id, in tables of their own:
+# written once and never SET (a SET on an FTS-indexed column corrupts later COPYs and
+# a vector-indexed column cannot be SET at all, notes §6.7-6.8). EpisodeText holds
+# the previous turn of the session with this one (it measured far better on LoCoMo
+# than the turn alone); its full-text index is created outside any transaction
+# (Kùzu refuses CREATE_FTS_INDEX in one), see graph/_recall.py.
+_V2 = (
+    "CREATE NODE TABLE IF NOT EXISTS EpisodeText(id STRING PRIMARY KEY, namespace STRING,"
+    " text STRING, prev STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS EpisodeEmb(id STRING PRIMARY KEY, namespace STRING,"
+    " emb FLOAT[384], ctx FLOAT[384])",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "bitemporal core", _V1),
+    Migration(2, "recall: episode search text and embeddings", _V2),
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

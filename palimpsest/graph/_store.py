@@ -13,13 +13,15 @@ travels as a parameter.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import SchemaError
 from ._bulk import copy_nodes, copy_rels
+from ._columns import ASSERTION_COLUMNS as _ASSERTION_COLUMNS
+from ._columns import FACT_COLUMNS as _FACT_COLUMNS
 from ._db import Database, Row
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -29,7 +31,7 @@ _COMPACT_EXPORT = ".compact-export"
 _COMPACT_NEW = "graph.kuzu.compact"
 # A slot read anchored on one primary key walks one hop; UNWIND over many keys makes
 # the planner scan and hash-join instead, which only pays off for large batches.
-_FEW = 16
+_FEW = 128  # below this many keys, one primary-key statement per key beats a scan
 _OPEN_COLS = (
     "RETURN f.id AS id, f.slot_id AS slot_id, f.object_id AS object_id,"
     " f.valid_from AS valid_from, f.valid_to AS valid_to,"
@@ -37,7 +39,9 @@ _OPEN_COLS = (
 )
 _COPY_MIN = 64  # from this many rows, COPY from Arrow beats UNWIND + CREATE
 _ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-_SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate")
+_SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
+_STATE_COLUMNS = ("id", "log", "versions")
+_SCAN_BATCH = 20_000  # keys per scan-and-join statement: each statement scans the table once
 _BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
 
 # --- the as-of filter on a Fact node `f`; $k = known_at, $v = valid_at -------------------
@@ -45,44 +49,9 @@ _BELIEVED = "f.recorded_at <= $k AND (f.expired_at IS NULL OR f.expired_at > $k)
 _VALID = "(f.valid_from IS NULL OR f.valid_from <= $v) AND (f.valid_to IS NULL OR f.valid_to > $v)"
 _ACTIVE = "f.quarantined = false"
 
-_FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-)
-_ASSERTION_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "op",
-    "object_id",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "seq",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-    "retracted_at",
-    "retract_reason",
-    "origin",
-)
+_SLOT_RETURN = ", ".join(f"s.{c} AS {c}" for c in _SLOT_COLUMNS)
+_STATE_RETURN = "x.log AS log, x.versions AS versions"
+_FACT_RETURN = ", ".join(f"f.{c} AS {c}" for c in _FACT_COLUMNS)
 
 
 # A struct list whose field is NULL in every row is typed STRING by the binder, so
@@ -113,6 +82,14 @@ def _props(columns: Sequence[str], var: str = "r") -> str:
     return ", ".join(
         f"{c}: CAST({var}.{c} AS {_CASTS[c]})" if c in _CASTS else f"{c}: {var}.{c}"
         for c in columns
+    )
+
+
+def _params(columns: Sequence[str]) -> str:
+    """Properties from scalar parameters: with these, MATCHes plan as primary-key scans
+    (fields of an UNWIND-ed struct make Kùzu cross-product full scans instead)."""
+    return ", ".join(
+        f"{c}: CAST(${c} AS {_CASTS[c]})" if c in _CASTS else f"{c}: ${c}" for c in columns
     )
 
 
@@ -244,41 +221,46 @@ class Store:
                 [{"id": f"{r['namespace']}\x1f{r['key']}", "entity_id": r["id"]} for r in rows],
             )
             return
-        for chunk in _chunks(rows):
+        for r in rows:
             self.db.query(
-                f"UNWIND $rows AS r CREATE (:Entity {{{_props(_ENTITY_COLUMNS)}}})",
-                rows=[{**r, "aliases": list(r.get("aliases", []))} for r in chunk],
+                f"CREATE (:Entity {{{_params(_ENTITY_COLUMNS)}}})",
+                **{c: r.get(c) for c in _ENTITY_COLUMNS} | {"aliases": list(r.get("aliases", []))},
             )
-            self.add_entity_keys([(r["namespace"], r["key"], r["id"]) for r in chunk])
+        self.add_entity_keys([(r["namespace"], r["key"], r["id"]) for r in rows])
 
     def entity_ids_for_keys(self, namespace: str, keys: Sequence[str]) -> dict[str, str]:
         """Many name keys at once: {key: entity id} for those that exist."""
-        out: dict[str, str] = {}
-        for chunk in _chunks(list(keys)):
-            for r in self.db.query(
-                "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id AS id, k.entity_id AS e",
-                ids=[f"{namespace}\x1f{k}" for k in chunk],
-            ):
-                out[r["id"].split("\x1f", 1)[1]] = r["e"]
-        return out
+        ids = [f"{namespace}\x1f{k}" for k in keys]
+        rows = self._by_keys(
+            ids,
+            "MATCH (k:EntityKey {id: $id}) RETURN k.id AS id, k.entity_id AS e",
+            "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id AS id, k.entity_id AS e",
+        )
+        return {r["id"].split("\x1f", 1)[1]: r["e"] for r in rows}
 
     def entities_by_ids(self, ids: Sequence[str]) -> list[Row]:
+        rows = self._by_keys(
+            ids,
+            "MATCH (e:Entity {id: $id}) RETURN e",
+            "UNWIND $ids AS i MATCH (e:Entity {id: i}) RETURN e",
+        )
+        return [r["e"] for r in rows]
+
+    def _by_keys(self, ids: Sequence[str], one: str, many: str) -> list[Row]:
+        """Rows for many primary keys: per-key lookups for a few (UNWIND over keys
+        plans as a full scan plus hash join), one scan for many."""
+        if len(ids) <= _FEW:
+            return [row for i in ids for row in self.db.query(one, id=i)]
         out: list[Row] = []
-        for chunk in _chunks(list(ids)):
-            out += [
-                r["e"]
-                for r in self.db.query(
-                    "UNWIND $ids AS i MATCH (e:Entity {id: i}) RETURN e", ids=list(chunk)
-                )
-            ]
+        for chunk in _chunks(list(ids), _SCAN_BATCH):
+            out += self.db.query(many, ids=list(chunk))
         return out
 
     def add_entity_keys(self, keys: Iterable[tuple[str, str, str]]) -> None:
-        rows = [{"id": f"{ns}\x1f{key}", "e": eid} for ns, key, eid in keys]
-        for chunk in _chunks(rows):
+        """Name or alias keys pointing at an entity (namespace, key, entity id)."""
+        for ns, key, eid in keys:
             self.db.query(
-                "UNWIND $rows AS r MERGE (k:EntityKey {id: r.id}) SET k.entity_id = r.e",
-                rows=list(chunk),
+                "MERGE (k:EntityKey {id: $id}) SET k.entity_id = $e", id=f"{ns}\x1f{key}", e=eid
             )
 
     def set_entity_aliases(self, entity_id: str, aliases: list[str]) -> None:
@@ -336,6 +318,18 @@ class Store:
     def delete_episode(self, episode_id: str) -> None:
         self.db.query("MATCH (e:Episode {id: $id}) DETACH DELETE e", id=episode_id)
 
+    def quarantined_claims(self, namespace: str) -> list[Row]:
+        """Quarantined assertions still standing (not retracted): consolidation's input."""
+        return [
+            r["a"]
+            for r in self.db.query(
+                "MATCH (a:Assertion) WHERE a.namespace = $ns AND a.quarantined"
+                " AND a.retracted_at IS NULL AND a.op = $op RETURN a",
+                ns=namespace,
+                op="assert",
+            )
+        ]
+
     def assertions_citing(self, namespace: str, episode_id: str) -> list[Row]:
         return [
             r["a"]
@@ -361,29 +355,77 @@ class Store:
 
     # --- slots and the assertion log -----------------------------------------------------
     def existing_slots(self, slot_ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for chunk in _chunks(list(slot_ids)):
-            found |= {
-                r["id"]
-                for r in self.db.query(
-                    "UNWIND $ids AS i MATCH (s:Slot {id: i}) RETURN s.id AS id", ids=list(chunk)
-                )
-            }
-        return found
+        rows = self._by_keys(
+            slot_ids,
+            "MATCH (s:Slot {id: $id}) RETURN s.id AS id",
+            "UNWIND $ids AS i MATCH (s:Slot {id: i}) RETURN s.id AS id",
+        )
+        return {r["id"] for r in rows}
 
     def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Slots not stored yet; rows carry id, namespace, subject_id, predicate."""
+        """Slots not stored yet, with their packed state: rows carry the slot columns,
+        `log` and `versions`."""
         if len(rows) >= _COPY_MIN:
             copy_nodes(self.db, "Slot", _SLOT_COLUMNS, rows)
+            copy_nodes(self.db, "SlotState", _STATE_COLUMNS, rows)
             return
-        for chunk in _chunks(rows):
+        for r in rows:
             self.db.query(
-                f"UNWIND $rows AS r CREATE (:Slot {{{_props(_SLOT_COLUMNS)}}})", rows=list(chunk)
+                f"CREATE (:Slot {{{_params(_SLOT_COLUMNS)}}})", **{c: r[c] for c in _SLOT_COLUMNS}
+            )
+            self.db.query(
+                f"CREATE (:SlotState {{{_params(_STATE_COLUMNS)}}})",
+                **{c: r[c] for c in _STATE_COLUMNS},
             )
 
     def slot(self, slot_id: str) -> Row | None:
         rows = self.db.query("MATCH (s:Slot {id: $id}) RETURN s", id=slot_id)
         return rows[0]["s"] if rows else None
+
+    def slot_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
+        """Slot rows with their packed log and versions, for those that exist."""
+        if len(slot_ids) <= _FEW:
+            rows = [
+                row
+                for i in slot_ids
+                for row in self.db.query(
+                    "MATCH (s:Slot {id: $id}), (x:SlotState {id: $id})"
+                    f" RETURN {_SLOT_RETURN}, {_STATE_RETURN}",
+                    id=i,
+                )
+            ]
+        else:
+            # one scan-and-join per table: a two-table pattern under UNWIND plans as a
+            # cross product that exhausts the buffer pool
+            rows, states = [], {}
+            for chunk in _chunks(list(slot_ids), _SCAN_BATCH):
+                rows += self.db.query(
+                    f"UNWIND $ids AS i MATCH (s:Slot {{id: i}}) RETURN {_SLOT_RETURN}",
+                    ids=list(chunk),
+                )
+                for r in self.db.query(
+                    "UNWIND $ids AS i MATCH (x:SlotState {id: i})"
+                    f" RETURN x.id AS id, {_STATE_RETURN}",
+                    ids=list(chunk),
+                ):
+                    states[r["id"]] = r
+            rows = [{**r, **states.get(r["id"], {})} for r in rows]
+        return {r["id"]: r for r in rows}
+
+    def save_slot_states(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the packed state of existing slots: rows carry id, log, versions."""
+        if len(rows) <= _FEW:
+            for r in rows:
+                self.db.query("MATCH (x:SlotState {id: $id}) DELETE x", id=r["id"])
+                self.db.query(
+                    f"CREATE (:SlotState {{{_params(_STATE_COLUMNS)}}})",
+                    **{c: r[c] for c in _STATE_COLUMNS},
+                )
+            return
+        ids = [r["id"] for r in rows]
+        for chunk in _chunks(ids, _SCAN_BATCH):
+            self.db.query("UNWIND $ids AS i MATCH (x:SlotState {id: i}) DELETE x", ids=list(chunk))
+        copy_nodes(self.db, "SlotState", _STATE_COLUMNS, rows)
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
@@ -398,11 +440,11 @@ class Store:
             copy_nodes(self.db, "Assertion", _ASSERTION_COLUMNS, [_assertion_row(r) for r in rows])
             copy_rels(self.db, "LOGS", [(r["slot_id"], r["id"]) for r in rows])
             return
-        for chunk in _chunks(rows):
+        for r in rows:
             self.db.query(
-                "UNWIND $rows AS r MATCH (s:Slot {id: r.slot_id})"
-                f" CREATE (s)-[:LOGS]->(:Assertion {{{_props(_ASSERTION_COLUMNS)}}})",
-                rows=[_assertion_row(r) for r in chunk],
+                "MATCH (s:Slot {id: $slot_id})"
+                f" CREATE (s)-[:LOGS]->(:Assertion {{{_params(_ASSERTION_COLUMNS)}}})",
+                **_assertion_row(r),
             )
 
     def assertion(self, assertion_id: str) -> Row | None:
@@ -416,20 +458,6 @@ class Store:
                 "MATCH (s:Slot {id: $id})-[:LOGS]->(a:Assertion) RETURN a", id=slot_id
             )
         ]
-
-    def slot_logs(self, slot_ids: Sequence[str]) -> dict[str, list[Row]]:
-        out: dict[str, list[Row]] = {s: [] for s in slot_ids}
-        if len(slot_ids) <= _FEW:
-            for s in slot_ids:
-                out[s] = self.slot_log(s)
-            return out
-        for chunk in _chunks(list(slot_ids)):
-            for r in self.db.query(
-                "UNWIND $ids AS i MATCH (s:Slot {id: i})-[:LOGS]->(a:Assertion) RETURN a",
-                ids=list(chunk),
-            ):
-                out[r["a"]["slot_id"]].append(r["a"])
-        return out
 
     def retract_assertion(self, assertion_id: str, at: datetime, reason: str | None) -> None:
         self.db.query(
@@ -448,26 +476,6 @@ class Store:
         self.db.query("MATCH (a:Assertion {id: $id}) DETACH DELETE a", id=assertion_id)
 
     # --- versions --------------------------------------------------------------------------
-    def open_versions(self, slot_ids: Sequence[str]) -> dict[str, list[Row]]:
-        """Currently believed, non-quarantined versions of each slot."""
-        out: dict[str, list[Row]] = {s: [] for s in slot_ids}
-        if len(slot_ids) <= _FEW:
-            for s in slot_ids:
-                out[s] = self.db.query(
-                    "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact)"
-                    f" WITH f WHERE f.expired_at IS NULL AND f.quarantined = false {_OPEN_COLS}",
-                    id=s,
-                )
-            return out
-        for chunk in _chunks(list(slot_ids)):
-            for r in self.db.query(
-                "UNWIND $ids AS i MATCH (s:Slot {id: i})-[:HAS_VERSION]->(f:Fact)"
-                f" WITH f WHERE f.expired_at IS NULL AND f.quarantined = false {_OPEN_COLS}",
-                ids=list(chunk),
-            ):
-                out[r["slot_id"]].append(r)
-        return out
-
     def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
         if len(rows) >= _COPY_MIN:
             copy_nodes(self.db, "Fact", _FACT_COLUMNS, [_fact_row(r) for r in rows])
@@ -475,17 +483,21 @@ class Store:
             copy_rels(self.db, "SUBJ", [(r["subject_id"], r["id"]) for r in rows])
             copy_rels(self.db, "OBJ", [(r["id"], r["object_id"]) for r in rows])
             return
-        for chunk in _chunks(rows):
+        for r in rows:
             self.db.query(
-                "UNWIND $rows AS r MATCH (s:Slot {id: r.slot_id}), (e:Entity {id: r.subject_id}),"
-                " (o:Entity {id: r.object_id})"
-                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{_props(_FACT_COLUMNS)}}}),"
+                "MATCH (s:Slot {id: $slot_id}), (e:Entity {id: $subject_id}),"
+                " (o:Entity {id: $object_id})"
+                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{_params(_FACT_COLUMNS)}}}),"
                 " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
-                rows=[_fact_row(r) for r in chunk],
+                **_fact_row(r),
             )
 
     def expire_versions(self, version_ids: Sequence[str], at: datetime) -> None:
-        for chunk in _chunks(list(version_ids)):
+        if len(version_ids) <= _FEW:
+            for i in version_ids:
+                self.db.query("MATCH (f:Fact {id: $id}) SET f.expired_at = $at", id=i, at=at)
+            return
+        for chunk in _chunks(list(version_ids), _SCAN_BATCH):
             self.db.query(
                 "UNWIND $ids AS i MATCH (f:Fact {id: i}) SET f.expired_at = $at",
                 ids=list(chunk),
@@ -493,7 +505,11 @@ class Store:
             )
 
     def delete_versions(self, version_ids: Sequence[str]) -> None:
-        for chunk in _chunks(list(version_ids)):
+        if len(version_ids) <= _FEW:
+            for i in version_ids:
+                self.db.query("MATCH (f:Fact {id: $id}) DETACH DELETE f", id=i)
+            return
+        for chunk in _chunks(list(version_ids), _SCAN_BATCH):
             self.db.query(
                 "UNWIND $ids AS i MATCH (f:Fact {id: i}) DETACH DELETE f", ids=list(chunk)
             )
@@ -555,15 +571,20 @@ class Store:
         if object_id is not None and not head.endswith("(o:Entity {id: $oid})"):
             where.append("f.object_id = $oid")
             params["oid"] = object_id
-        tail = " RETURN f ORDER BY f.subject, f.predicate, f.valid_from, f.object"
+        # named columns, and ORDER BY only when a LIMIT needs it: both measurably cheaper
+        # than returning the node and sorting in Kùzu (notes: point queries are ~1 ms)
+        tail = f" RETURN {_FACT_RETURN}"
         if limit is not None:
-            tail += " LIMIT $limit"
+            tail += " ORDER BY f.subject, f.predicate, f.valid_from, f.object LIMIT $limit"
             params["limit"] = limit
         # WITH before WHERE keeps the planner on the anchored plan (notes §4.2)
         cypher = f"{head} WITH f WHERE {' AND '.join(where)}{tail}"
         if explain:
             return [{"plan": self.db.explain(cypher, **params)}]
-        return [r["f"] for r in self.db.query(cypher, **params)]
+        rows = self.db.query(cypher, **params)
+        if limit is None:
+            rows.sort(key=_fact_order)
+        return rows
 
     def changed_versions(
         self, namespace: str, field: str, since: datetime, until: datetime
@@ -671,6 +692,14 @@ def _finish_compaction(directory: Path) -> None:
         wal.unlink()
     shutil.rmtree(export)
     mark.unlink()
+
+
+def _fact_order(r: Row) -> tuple[str, str, bool, datetime, str]:
+    vf = r["valid_from"]
+    return (r["subject"], r["predicate"], vf is not None, vf or _EPOCH, r["object"])
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _fact_row(r: dict[str, Any]) -> dict[str, Any]:

@@ -136,6 +136,7 @@ def _default_model_path() -> Path:
 
 
 _MODEL_CACHE: dict[str, Any] = {}
+_DIGESTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
 _MODEL_LOCK = threading.Lock()
 
 
@@ -152,6 +153,9 @@ def _load_sentence_transformer(path: Path, device: str) -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet stderr
 
             model = SentenceTransformer(str(path), device=device, local_files_only=True)
             _MODEL_CACHE[key] = model
@@ -211,6 +215,15 @@ class SentenceTransformerEmbedder:
         files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in _IDENTITY_SUFFIXES)
         if not files:
             raise FileNotFoundError(f"no model files under {root}")
+        # Hashing ~90 MB costs a few hundred ms, and every Memory.open checks identity:
+        # remember digests per process, keyed by the files' sizes and mtimes.
+        stats = tuple(
+            (p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files
+        )
+        key = (str(root.resolve()), stats)
+        cached = _DIGESTS.get(key)
+        if cached is not None:
+            return cached
         h = hashlib.sha256()
         for path in files:
             h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
@@ -218,7 +231,8 @@ class SentenceTransformerEmbedder:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
                     h.update(chunk)
             h.update(b"\0")
-        return h.hexdigest()
+        digest = _DIGESTS[key] = h.hexdigest()
+        return digest
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Encode in batches; rows are unit length (cosine = dot product)."""

@@ -33,6 +33,7 @@ __all__ = [
     "bm25_coverage",
     "channel_confidence",
     "cosine_to_unit",
+    "damp_novelty",
     "fuse_weighted",
     "importance_multiplier",
     "minmax",
@@ -115,6 +116,26 @@ def term_novelty(doc_freqs: Sequence[int], n_docs: int) -> float:
     idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
     total = float(idf.sum())
     return float(idf[df <= 0].sum()) / total if total > 0 else 0.0
+
+
+def damp_novelty(novelty: float, n_docs: int, prior: float = 50.0) -> float:
+    """Trust :func:`term_novelty` only as far as the memory is big enough to know words.
+
+    >>> round(damp_novelty(0.8, 600), 3)
+    0.738
+    >>> round(damp_novelty(0.8, 3), 3)
+    0.045
+
+    A word no text contains is evidence of absence in a conversation of
+    hundreds of turns, and next to none in a memory of three: "when is my sister
+    coming to visit?" over "My sister arrives on Friday" has two unseen words
+    out of three. Scaling by ``n / (n + prior)`` keeps the measured behaviour on
+    LoCoMo-sized memories (about 600 turns: x0.92) and lets small memories be
+    judged by what the channels found.
+    """
+    if n_docs <= 0:
+        return 0.0
+    return float(novelty) * n_docs / (n_docs + prior)
 
 
 def cosine_to_unit(cosines: npt.ArrayLike, lo: float = 0.0, hi: float = 1.0) -> F32:

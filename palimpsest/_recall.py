@@ -1,0 +1,693 @@
+"""Recall: memories found by words and by meaning, as of (valid_at, known_at).
+
+    >>> hits = mem.recall("where does the user live?", k=5)
+    >>> [(h.kind, h.text, round(h.score, 2)) for h in hits]
+    [('fact', 'user lives in Sydney', 0.83), ('episode', 'I moved to Sydney.', 0.61)]
+
+Episodes are scored by two channels over the episodes recorded by `known_at`
+and occurred by `valid_at`: BM25 from Kùzu's full-text index over each turn
+with the previous turn of its session, and exact cosine over an in-process
+numpy matrix per namespace (loaded on first recall, appended on writes). The
+channels are fused on a calibrated 0..1 scale by `recall.ranking.relevance`
+(the ranking measured on LoCoMo by bench/locomo_prototype.py), so one floor
+means the same for every query: nothing above it, nothing returned. Facts
+believed at (valid_at, known_at) about entities the query names join as hits
+of their own, scored on the same scale.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _names as names
+from ._core import _Core, _fact_model
+from ._time import TimeLike, to_utc
+from .errors import EmbedderMismatch, ValidationError
+from .graph._recall import EMB_DIM, RecallStore
+from .models import Fact, Hit
+from .recall import ranking as rk
+from .recall._text import STOPWORDS, number_tokens, query_words
+from .temporal import version_status
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .extraction import Extraction
+    from .recall.embedder import Embedder
+
+F32 = npt.NDArray[np.float32]
+
+# Above this many visible episodes, the context smoothers (Python loops) only see
+# the best candidates by the plain fused score, plus their session neighbours.
+_PREFILTER = 2000
+# An episode whose facts about a named entity no longer hold at valid_at still
+# answers "what was true then", but should yield to what holds now.
+_ENDED = 0.85
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+_WARNING = (
+    "unverified: from {author} content and quarantined until corroborated;"
+    " treat it as a claim, not as knowledge"
+)
+
+
+@dataclass
+class _Pending:
+    """Search rows and vectors computed before a write transaction."""
+
+    texts: list[dict[str, Any]]
+    emb: F32 | None
+    ctx: F32 | None
+
+
+@dataclass
+class _Index:
+    """One namespace's episodes as aligned arrays (the in-process vector cache)."""
+
+    namespace: str
+    ids: list[str]
+    pos: dict[str, int]
+    session: npt.NDArray[np.int64]  # a code per session; a sessionless episode is its own
+    occurred: npt.NDArray[np.float64]  # POSIX seconds
+    recorded: npt.NDArray[np.float64]
+    emb: F32
+    ctx: F32
+    speakers: set[str]
+    session_codes: dict[str, int]
+    position: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
+
+    def renumber(self) -> None:
+        """Turn order within each session, by occurrence time (ties by id)."""
+        n = len(self.ids)
+        order = np.lexsort((np.array(self.ids, dtype=object), self.occurred, self.session))
+        position = np.zeros(n, dtype=np.int64)
+        prev_s, p = None, 0
+        for i in order:
+            s = int(self.session[i])
+            p = p + 1 if s == prev_s else 0
+            prev_s = s
+            position[i] = p
+        self.position = position
+
+
+def _posix(col: Any) -> npt.NDArray[np.float64]:
+    import pyarrow as pa
+
+    if len(col) == 0:
+        return np.zeros(0, dtype=np.float64)
+    us = col.cast(pa.timestamp("us")).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    return np.asarray(us, dtype=np.float64) / 1e6
+
+
+def _search_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
+    """What BM25 indexes: 'Prev: text Speaker: text' plus number tokens, one line
+    (Kùzu's tokenizer splits on spaces only, so newlines would glue words)."""
+    own = f"{row['speaker']}: {row['text']}"
+    text = own if prev is None else f"{prev['speaker']}: {prev['text']} {own}"
+    text = " ".join(text.split())
+    nums = number_tokens(text)
+    return f"{text} {nums}" if nums else text
+
+
+def _ctx_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
+    """What the context vector sees: the previous turn and this one, without speakers."""
+    return row["text"] if prev is None else f"{prev['text']}\n{row['text']}"
+
+
+class _Recall(_Core):
+    """`recall` and the search rows behind it."""
+
+    _embedder: Embedder | None
+    # set lazily: _Core.__init__ belongs to every mixin, these only to recall
+    _recall_store: RecallStore
+    _recall_indexes: dict[str, _Index]
+    _recall_fts: bool
+
+    # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def _rs(self) -> RecallStore:
+        rs: RecallStore | None = getattr(self, "_recall_store", None)
+        if rs is None:
+            rs = self._recall_store = RecallStore(self._store.db)
+        return rs
+
+    def _recall_ix(self) -> dict[str, _Index]:
+        ix: dict[str, _Index] | None = getattr(self, "_recall_indexes", None)
+        if ix is None:
+            ix = self._recall_indexes = {}
+        return ix
+
+    def _recall_open(self, *, reembed: bool = False) -> None:
+        """At open: the vectors must be this model's.
+
+        Raises EmbedderMismatch when the memory's recorded model differs from the
+        configured one, unless `reembed`: then every vector is dropped and rebuilt
+        (lazily, per namespace, on the next recall).
+        """
+        rs = self._rs
+        emb = self._embedder
+        if emb is None:
+            return  # words only; vectors written by other runs are left as they are
+        if emb.dim != EMB_DIM:
+            raise ValidationError(
+                f"embedder: vectors of {emb.dim} dimensions; this store holds {EMB_DIM}",
+                field="embedder",
+            )
+        mine = emb.identity()
+        recorded = rs.embedder_identity()
+        if recorded == mine:
+            return
+        if recorded is not None and not reembed:
+            raise EmbedderMismatch(
+                f"this memory's vectors come from {recorded!r}, not from the configured"
+                f" {mine!r}; open it with that model, or with reembed=True to recompute them",
+                recorded=recorded,
+                configured=mine,
+            )
+        with self._lock, self._store.write():
+            if recorded is not None:
+                rs.delete_all_embeddings()
+            rs.set_embedder_identity(mine)
+        self._recall_ix().clear()
+
+    # --- writes (called by remember_many) ------------------------------------------------
+    def _recall_prepare(
+        self,
+        ns: str,
+        fresh: Sequence[Mapping[str, Any]],
+        extractions: Mapping[str, Extraction],
+    ) -> _Pending | None:
+        """Search text and vectors of new episodes, computed outside the write lock.
+
+        Each turn is paired with the turn before it in its session: the previous
+        stored one for the batch's first turn of a session, else the batch's own.
+        """
+        if not fresh:
+            return None
+        items: list[dict[str, Any]] = []
+        for p in fresh:
+            ex = extractions.get(p["id"])
+            # remember_many stores a decision record in place of a bare "yes"
+            text = ex.decision if ex is not None and ex.decision else p["text"]
+            items.append({"id": p["id"], "text": text, "speaker": p["speaker"], "p": p})
+        prev: dict[str, Mapping[str, Any] | None] = {}
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        for it in items:
+            s = it["p"].get("session")
+            if s is None:
+                prev[it["id"]] = None
+            else:
+                by_session.setdefault(s, []).append(it)
+        far = datetime.max.replace(tzinfo=UTC)
+        for s, group in by_session.items():
+            group.sort(key=lambda it: it["p"]["occurred_at"] or far)
+            before: Mapping[str, Any] | None = self._rs.predecessor(
+                ns, s, group[0]["p"]["occurred_at"]
+            )
+            for it in group:
+                prev[it["id"]] = before
+                before = it
+        texts = [
+            {
+                "id": it["id"],
+                "namespace": ns,
+                "text": _search_text(it, prev[it["id"]]),
+                "prev": (prev[it["id"]] or {}).get("id"),
+            }
+            for it in items
+        ]
+        emb = ctx = None
+        if self._embedder is not None:
+            emb = self._embedder.embed([it["text"] for it in items])
+            ctx = self._embedder.embed([_ctx_text(it, prev[it["id"]]) for it in items])
+        return _Pending(texts, emb, ctx)
+
+    def _recall_written(self, ns: str, pending: _Pending | None, rows: Sequence[Any]) -> None:
+        """Inside remember_many's transaction, after the episodes: their search rows.
+
+        The namespace's vector cache takes the rows at the next recall, once the
+        transaction is known to have committed.
+        """
+        if pending is None or not rows:
+            return
+        created = {r["id"]: r for r in rows}
+        keep = [i for i, t in enumerate(pending.texts) if t["id"] in created]
+        rs = self._rs
+        rs.create_texts([pending.texts[i] for i in keep])
+        ids = [pending.texts[i]["id"] for i in keep]
+        emb = ctx = None
+        if pending.emb is not None and pending.ctx is not None:
+            emb, ctx = pending.emb[keep], pending.ctx[keep]
+            rs.create_embeddings(ids, [ns] * len(ids), emb, ctx)
+        ix = self._recall_ix().get(ns)
+        if ix is not None:
+            for j, eid in enumerate(ids):
+                ix.staged.append(
+                    (
+                        dict(created[eid]),
+                        None if emb is None else emb[j],
+                        None if ctx is None else ctx[j],
+                    )
+                )
+
+    def _forget_episodes(self, ns: str, episode_ids: Sequence[str]) -> None:
+        """Erase hook: take erased episodes' words out of the search rows, their own and
+        the next turn's (which quotes them as context), inside the erase transaction."""
+        rs = self._rs
+        with self._lock:
+            quoting = {q for e in episode_ids for q in rs.texts_citing(e)} - set(episode_ids)
+            with self._store.write():
+                rs.delete_for([*episode_ids, *sorted(quoting)])
+            self._recall_ix().pop(ns, None)
+        # the quoting turns get new search rows at the next load (backfill)
+
+    # --- the index -------------------------------------------------------------------------
+    def _recall_index(self, ns: str) -> _Index:
+        cache = self._recall_ix()
+        if not getattr(self, "_recall_fts", False):
+            # created on first recall, not at open: it costs ~0.4 s on an empty store,
+            # indexes the rows already written, and cannot run inside a transaction
+            self._rs.ensure_index()
+            self._recall_fts = True
+        ix = cache.get(ns)
+        if ix is None:
+            self._recall_backfill(ns)
+            ix = cache[ns] = self._recall_load(ns)
+        elif ix.staged:
+            self._recall_apply(ix)
+        return ix
+
+    def _recall_load(self, ns: str) -> _Index:
+        rs = self._rs
+        t = rs.episodes(ns)
+        ids = [str(x) for x in t.column("id").to_pylist()]
+        n = len(ids)
+        codes: dict[str, int] = {}
+        session = np.zeros(n, dtype=np.int64)
+        for i, s in enumerate(t.column("session").to_pylist()):
+            session[i] = codes.setdefault(s if s is not None else "\x00" + ids[i], len(codes))
+        pos = {e: i for i, e in enumerate(ids)}
+        emb = np.zeros((n, EMB_DIM), dtype=np.float32)
+        ctx = np.zeros((n, EMB_DIM), dtype=np.float32)
+        if self._embedder is not None:
+            eids, e, c = rs.embeddings(ns)
+            rows = [pos.get(x, -1) for x in eids]
+            ok = [j for j, r in enumerate(rows) if r >= 0]
+            emb[[rows[j] for j in ok]] = e[ok]
+            ctx[[rows[j] for j in ok]] = c[ok]
+        ix = _Index(
+            namespace=ns,
+            ids=ids,
+            pos=pos,
+            session=session,
+            occurred=_posix(t.column("occurred_at")),
+            recorded=_posix(t.column("recorded_at")),
+            emb=emb,
+            ctx=ctx,
+            speakers={str(s) for s in t.column("speaker").to_pylist() if s},
+            session_codes=codes,
+        )
+        ix.renumber()
+        return ix
+
+    def _recall_apply(self, ix: _Index) -> None:
+        """Append staged rows whose transaction committed; drop the rest."""
+        staged, ix.staged = ix.staged, []
+        committed = self._rs.stored_texts([r["id"] for r, _, _ in staged])
+        add = [(r, e, c) for r, e, c in staged if r["id"] in committed and r["id"] not in ix.pos]
+        if not add:
+            return
+        n0 = len(ix.ids)
+        session = np.zeros(len(add), dtype=np.int64)
+        for j, (r, _, _) in enumerate(add):
+            ix.pos[r["id"]] = n0 + j
+            ix.ids.append(r["id"])
+            s = r.get("session")
+            key = s if s is not None else "\x00" + r["id"]
+            session[j] = ix.session_codes.setdefault(key, len(ix.session_codes))
+            ix.speakers.add(r["speaker"])
+        zero = np.zeros(EMB_DIM, dtype=np.float32)
+        ix.session = np.concatenate([ix.session, session])
+        ix.occurred = np.concatenate(
+            [ix.occurred, np.array([r["occurred_at"].timestamp() for r, _, _ in add])]
+        )
+        ix.recorded = np.concatenate(
+            [ix.recorded, np.array([r["recorded_at"].timestamp() for r, _, _ in add])]
+        )
+        ix.emb = np.vstack([ix.emb, np.stack([zero if e is None else e for _, e, _ in add])])
+        ix.ctx = np.vstack([ix.ctx, np.stack([zero if c is None else c for _, _, c in add])])
+        ix.renumber()
+
+    def _recall_backfill(self, ns: str) -> None:
+        """Write search rows the namespace lacks: episodes stored before migration 2 or
+        without an embedder, vectors dropped by `reembed`, neighbours of an erased turn;
+        and drop rows whose episode is gone (an erase interrupted before its cleanup)."""
+        rs = self._rs
+        orphans = rs.orphans(ns)
+        t = rs.episodes(ns)
+        ids = [str(x) for x in t.column("id").to_pylist()]
+        missing_text = set(ids) - rs.text_ids(ns)
+        missing_emb: set[str] = set()
+        if self._embedder is not None:
+            missing_emb = set(ids) - rs.stored_embeddings(ids)
+        if not (orphans or missing_text or missing_emb):
+            return
+        todo = missing_text | missing_emb
+        prev_of = _predecessors(t, ids) if todo else {}
+        rows = rs.episode_rows(todo | {p for e in todo if (p := prev_of.get(e)) is not None})
+        order = sorted(todo)
+        texts = [
+            {
+                "id": e,
+                "namespace": ns,
+                "text": _search_text(rows[e], rows.get(prev_of.get(e) or "")),
+                "prev": prev_of.get(e),
+            }
+            for e in order
+            if e in missing_text
+        ]
+        emb_ids = [e for e in order if e in missing_emb]
+        emb = ctx = None
+        if self._embedder is not None and emb_ids:
+            emb = self._embedder.embed([rows[e]["text"] for e in emb_ids])
+            ctx = self._embedder.embed(
+                [_ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in emb_ids]
+            )
+        with self._lock, self._store.write():
+            rs.delete_for(orphans)
+            rs.create_texts(texts)
+            if emb is not None and ctx is not None:
+                rs.create_embeddings(emb_ids, [ns] * len(emb_ids), emb, ctx)
+
+    # --- recall ------------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        min_score: float | None = None,
+        namespace: str | None = None,
+    ) -> list[Hit]:
+        """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
+        nothing clears the relevance floor (`min_score`, default 0.25).
+
+        >>> mem.recall("when does my sister arrive?", k=5)
+
+        Only episodes recorded by `known_at` and occurred by `valid_at` take part
+        (both default to now); facts must be believed at `known_at` and valid at
+        `valid_at`. Quarantined content is returned with `quarantined=True` and a
+        `warning`. Scores are calibrated relevance in 0..1.
+        """
+        ns = self._ns(namespace)
+        text = names.check_text(query, field="query", limit=4000)
+        if not text.strip():
+            raise ValidationError("query: must not be empty", field="query")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValidationError("k: a positive integer", field="k")
+        if min_score is not None and not (
+            isinstance(min_score, int | float) and math.isfinite(min_score)
+        ):
+            raise ValidationError("min_score: a number", field="min_score")
+        now = self.now()
+        v = now if valid_at is None else to_utc(valid_at, name="valid_at")
+        kt = now if known_at is None else to_utc(known_at, name="known_at")
+        params = rk.RankParams() if self._embedder is not None else rk.RankParams(w_dense=0.0)
+        floor = params.floor if min_score is None else float(min_score)
+        with self._lock:
+            ix = self._recall_index(ns)
+            words = query_words(text)
+            stems = self._rs.stems(words)
+            episodes, novelty = self._score_episodes(ix, text, words, stems, v, kt, params)
+            facts, ended = self._fact_hits(ns, text, stems, novelty, v, kt, params)
+        # episodes whose facts about the named entities no longer hold at V yield
+        for e in episodes:
+            if e["id"] in ended:
+                e["score"] *= _ENDED
+                e["ended"] = True
+        ranked = sorted(episodes, key=lambda e: -e["score"])
+        ranked = [e for e in ranked if e["score"] >= floor][:k]
+        facts = [f for f in facts if f.score >= floor][: max(1, k // 3)]
+        hits = self._episode_hits(ranked) + facts
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+    def _score_episodes(
+        self,
+        ix: _Index,
+        query: str,
+        words: Sequence[str],
+        stems: Sequence[str],
+        v: datetime,
+        kt: datetime,
+        params: rk.RankParams,
+    ) -> tuple[list[dict[str, Any]], float]:
+        """(visible episodes with their scores, the query's term novelty)."""
+        ns = ix.namespace
+        visible = (ix.recorded <= kt.timestamp()) & (ix.occurred <= v.timestamp())
+        cand = np.flatnonzero(visible)
+        if cand.size == 0:
+            return [], 0.0
+        n = len(ix.ids)
+        bm = np.zeros(n, dtype=np.float64)
+        dfs: list[int] = []
+        best = 0.0
+        seen: set[str] = set()
+        for word, stem in zip(words, stems, strict=True):
+            if stem in seen:
+                continue
+            seen.add(stem)
+            rows = [(ix.pos[e], s) for e, s in self._rs.term_hits(ns, word) if e in ix.pos]
+            at = np.array([r for r, _ in rows], dtype=np.int64)
+            sc = np.array([s for _, s in rows], dtype=np.float64)
+            if at.size:
+                keep = visible[at]
+                at, sc = at[keep], sc[keep]
+            dfs.append(int(at.size))
+            if at.size:
+                best += float(sc.max())
+                np.add.at(bm, at, sc)
+        novelty = rk.damp_novelty(rk.term_novelty(dfs, int(cand.size)), int(cand.size))
+        if self._embedder is not None:
+            spoken = [s for s in ix.speakers if s.casefold() != "user"]
+            content = rk.strip_names(query, spoken) or query
+            q = self._embedder.embed([content])[0]
+            dense = [ix.emb[cand] @ q, ix.ctx[cand] @ q]
+        else:
+            dense = [np.zeros(cand.size, dtype=np.float32)]
+        bm_c = rk.bm25_coverage(bm[cand], best) * np.float32(1.0 - novelty)
+        dn_c = np.mean([rk.cosine_to_unit(d) for d in dense], axis=0)
+        sub = np.arange(cand.size)
+        if cand.size > _PREFILTER:
+            plain = rk.fuse_weighted([bm_c, dn_c], [params.w_bm25, params.w_dense])
+            sub = _with_neighbours(ix, cand, np.argsort(-plain, kind="stable")[: _PREFILTER // 2])
+        c = cand[sub]
+        scores = rk.relevance(
+            bm25=bm[c],
+            bm25_max=best,
+            dense=[d[sub] for d in dense],
+            sessions=ix.session[c],
+            positions=ix.position[c],
+            novelty=novelty,
+            occurred_at=ix.occurred[c],
+            window=rk.query_time(query, v),
+            params=params,
+        )
+        out = []
+        for j, i in enumerate(c):
+            out.append(
+                {
+                    "id": ix.ids[int(i)],
+                    "score": float(scores[j]),
+                    "channels": {
+                        "bm25": round(float(bm_c[sub[j]]), 6),
+                        "dense": round(float(dn_c[sub[j]]), 6),
+                        "novelty": round(novelty, 6),
+                    },
+                }
+            )
+        return out, novelty
+
+    def _episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
+        rows = self._rs.episode_rows(e["id"] for e in ranked)
+        hits = []
+        for e in ranked:
+            r = rows.get(e["id"])
+            if r is None:  # erased since the index was loaded
+                continue
+            q = bool(r["quarantined"])
+            hits.append(
+                Hit(
+                    kind="episode",
+                    text=r["text"],
+                    score=round(e["score"], 6),
+                    channels=e["channels"],
+                    episode_id=r["id"],
+                    source=r.get("source"),
+                    speaker=r["speaker"],
+                    author_kind=r["author_kind"],
+                    occurred_at=r["occurred_at"],
+                    recorded_at=r["recorded_at"],
+                    status="quarantined" if q else ("ended" if e.get("ended") else "current"),
+                    quarantined=q,
+                    warning=_WARNING.format(author=r["author_kind"]) if q else None,
+                    evidence=[r["id"]],
+                )
+            )
+        return hits
+
+    # --- facts -----------------------------------------------------------------------------
+    def _named_entities(self, ns: str, query: str) -> list[str]:
+        """Ids of stored entities the query names (word n-grams up to 3, and "I"/"my")."""
+        tokens = re.findall(r"[\w'’-]+", query)
+        tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
+        found: dict[str, None] = {}
+        if any(t.lower() in _FIRST_PERSON for t in tokens):
+            user = self._entity(ns, "user", field="query")
+            if user is not None:
+                found[user.id] = None
+        for size in (3, 2, 1):
+            for i in range(len(tokens) - size + 1):
+                gram = tokens[i : i + size]
+                if all(g.lower() in STOPWORDS for g in gram):
+                    continue
+                try:
+                    ent = self._entity(ns, " ".join(gram), field="query")
+                except ValidationError:
+                    continue
+                if ent is not None:
+                    found[ent.id] = None
+        return list(found)
+
+    def _fact_hits(
+        self,
+        ns: str,
+        query: str,
+        stems: Sequence[str],
+        novelty: float,
+        v: datetime,
+        kt: datetime,
+        params: rk.RankParams,
+    ) -> tuple[list[Hit], set[str]]:
+        """Facts about the named entities valid at V as believed at K, as scored hits;
+        and the episodes that only evidence versions not holding at V."""
+        subjects = self._named_entities(ns, query)
+        if not subjects:
+            return [], set()
+        rows: list[dict[str, Any]] = []
+        for sid in subjects:
+            rows += self._store.facts_asof(
+                namespace=ns, valid_at=None, known_at=kt, subject_id=sid, include_quarantined=True
+            )
+        holding: list[dict[str, Any]] = []
+        past: list[dict[str, Any]] = []
+        for r in rows:
+            covers = (r["valid_from"] is None or r["valid_from"] <= v) and (
+                r["valid_to"] is None or r["valid_to"] > v
+            )
+            (holding if covers else past).append(r)
+        live_ev = {e for r in holding for e in r["evidence"] or []}
+        ended = {e for r in past for e in r["evidence"] or []} - live_ev
+        if not holding:
+            return [], ended
+        facts = [
+            _fact_model(
+                r,
+                version_status(
+                    valid_to=r["valid_to"],
+                    expired_at=r["expired_at"],
+                    retracted_at=None,
+                    quarantined=r["quarantined"],
+                    known_at=kt,
+                    valid_at=v,
+                ),
+            )
+            for r in holding
+        ]
+        statements = [_statement(f) for f in facts]
+        qterms = {s for s in stems if not s.startswith("zq")} or set(stems)
+        words = [query_words(s) for s in statements]
+        flat = sorted({w for ws in words for w in ws})
+        stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
+        lexical = np.array(
+            [
+                len(qterms & {stem_of[w] for w in ws}) / len(qterms) if qterms else 0.0
+                for ws in words
+            ],
+            dtype=np.float32,
+        )
+        if self._embedder is not None:
+            vecs = self._embedder.embed([query, *statements])
+            dense = rk.cosine_to_unit(vecs[1:] @ vecs[0])
+        else:
+            dense = np.zeros(len(facts), dtype=np.float32)
+        scores = rk.fuse_weighted([lexical, dense], [params.w_bm25, params.w_dense])
+        scores = scores * np.float32(1.0 - params.novelty_weight * novelty)
+        hits = []
+        for f, text, s, lx, dn in zip(facts, statements, scores, lexical, dense, strict=True):
+            hits.append(
+                Hit(
+                    kind="fact",
+                    text=text,
+                    score=round(float(s), 6),
+                    channels={"lexical": round(float(lx), 6), "dense": round(float(dn), 6)},
+                    episode_id=f.evidence[0] if f.evidence else None,
+                    author_kind=f.author_kind,
+                    recorded_at=f.recorded_at,
+                    status=f.status,
+                    quarantined=f.quarantined,
+                    warning=_WARNING.format(author=f.author_kind) if f.quarantined else None,
+                    evidence=list(f.evidence),
+                    valid_from=f.valid_from,
+                    valid_to=f.valid_to,
+                    fact_id=f.id,
+                )
+            )
+        hits.sort(key=lambda h: -h.score)
+        return hits, ended
+
+
+def _statement(f: Fact) -> str:
+    return f"{f.subject} {f.predicate.replace('_', ' ')} {f.object}"
+
+
+def _predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:
+    """Each episode's previous turn in its session, by occurrence time (ties by id)."""
+    sessions = t.column("session").to_pylist()
+    occurred = _posix(t.column("occurred_at"))
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(sessions):
+        if s is not None:
+            groups.setdefault(s, []).append(i)
+    out: dict[str, str] = {}
+    for members in groups.values():
+        members.sort(key=lambda i: (occurred[i], ids[i]))
+        for a, b in itertools.pairwise(members):
+            out[ids[b]] = ids[a]
+    return out
+
+
+def _with_neighbours(
+    ix: _Index, cand: npt.NDArray[np.int64], top: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Positions in `cand` of the `top` ones and of their same-session neighbours."""
+    where = {(int(ix.session[c]), int(ix.position[c])): j for j, c in enumerate(cand)}
+    keep = set(int(j) for j in top)
+    for j in top:
+        c = cand[int(j)]
+        s, p = int(ix.session[c]), int(ix.position[c])
+        for q in (p - 1, p + 1):
+            nb = where.get((s, q))
+            if nb is not None:
+                keep.add(nb)
+    return np.array(sorted(keep), dtype=np.int64)

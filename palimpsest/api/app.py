@@ -1,0 +1,146 @@
+"""The app factory: one embedded `Memory`, opened in the lifespan, closed on shutdown.
+
+    >>> app = create_app("palimpsest-data", tokens_file="tokens.json")
+    >>> uvicorn.run(app, host="127.0.0.1", port=8000)
+
+or, configured from the environment (`settings.ServerSettings`):
+
+    $ uvicorn --factory palimpsest.api.app:app_from_env
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from fastapi import FastAPI
+
+from .. import _names as names
+from ..errors import ClosedError, NotFound
+from . import problems
+from .routes import router
+from .security import BodyLimit, Gate
+from .settings import DEFAULT_MAX_BODY, ServerSettings
+from .tokens import TokenStore, load_tokens
+
+if TYPE_CHECKING:
+    from .._time import Clock
+    from ..extraction import Extractor
+    from ..memory import Memory
+
+_DESCRIPTION = """\
+Palimpsest over HTTP: an offline, bitemporal knowledge-graph memory for AI agents.
+
+Every fact is dated twice: `valid_at` (when it is true in the world) and `known_at`
+(when the memory believed it). Times are ISO-8601 strings with a timezone.
+
+Errors are RFC 9457 problem details (`application/problem+json`) whose `code` is the
+engine's stable error code. Every endpoint but `/v1/health` takes a `namespace`.
+"""
+
+
+@dataclass
+class ServerState:
+    """What the endpoints reach through `request.app.state.palimpsest`."""
+
+    memory_path: Path
+    tokens: TokenStore | None
+    default_namespace: str
+    extractor: Extractor | Literal["spacy"] | None
+    clock: Clock | None
+    _memory: Memory | None = field(default=None, repr=False)
+
+    def memory(self) -> Memory:
+        if self._memory is None:
+            raise ClosedError("the server's memory is not open")
+        return self._memory
+
+    def open(self) -> None:
+        from ..memory import Memory
+
+        self._memory = Memory.open(
+            self.memory_path,
+            clock=self.clock,
+            namespace=self.default_namespace,
+            extractor=self.extractor,
+        )
+
+    def close(self) -> None:
+        mem, self._memory = self._memory, None
+        if mem is not None:
+            mem.close()
+
+
+def create_app(
+    memory_path: str | Path,
+    *,
+    tokens_file: str | Path | None = None,
+    default_namespace: str = "default",
+    extractor: Extractor | Literal["spacy"] | None = "spacy",
+    clock: Clock | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+) -> FastAPI:
+    """The HTTP server over the memory at `memory_path`.
+
+    Without `tokens_file` only loopback clients are served. With it, every
+    `/v1/` request but health needs a bearer token from that file (see
+    `palimpsest.api.tokens`); the file is re-read when it changes, so
+    revocations apply at once. `extractor` and `clock` go to `Memory.open`
+    (tests pass `extractor=None` to skip spaCy).
+    """
+    ns = names.check_namespace(default_namespace)
+    tokens = None
+    if tokens_file is not None:
+        path = Path(tokens_file)
+        if not path.is_file():
+            raise NotFound(f"no tokens file at {str(path)!r}", path=str(path))
+        load_tokens(path)  # refuse a malformed file now, not on the first request
+        tokens = TokenStore(path)
+    state = ServerState(
+        memory_path=Path(memory_path),
+        tokens=tokens,
+        default_namespace=ns,
+        extractor=extractor,
+        clock=clock,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.open()
+        try:
+            yield
+        finally:
+            state.close()
+
+    from .. import __version__
+
+    app = FastAPI(
+        title="Palimpsest",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.palimpsest = state
+    problems.install(app)
+    app.include_router(router)
+    # the last added runs first: the gate refuses before the body is read
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(Gate, tokens=tokens)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """`create_app` configured by `PALIMPSEST_*` environment variables."""
+    s = ServerSettings.from_env()
+    return create_app(
+        s.path,
+        tokens_file=s.tokens_file,
+        default_namespace=s.namespace,
+        max_body_bytes=s.max_body_bytes,
+    )

@@ -1,0 +1,234 @@
+"""One error format for the whole server: RFC 9457 problem details.
+
+    HTTP/1.1 422 Unprocessable Content
+    Content-Type: application/problem+json
+
+    {"type": "urn:palimpsest:problem:naive_datetime", "title": "Naive datetime",
+     "status": 422, "detail": "valid_at: naive datetime ...", "code": "naive_datetime",
+     "instance": "/v1/facts", "details": {"field": "valid_at"}}
+
+`code` is the engine's stable `PalimpsestError.code` (or one of the server's own
+codes below); clients switch on it, never on `detail`. `STATUS` is the one table
+from codes to HTTP statuses: an engine error whose code is not in it is looked
+up by its base classes' codes (a `schema_error` is a `store_error`), and anything
+still unknown is a 500 with code `internal` and no internals in the body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
+from starlette.types import Send
+
+from ..errors import PalimpsestError
+
+log = logging.getLogger("palimpsest.api")
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_PREFIX = "urn:palimpsest:problem:"
+
+# The one table: error code -> HTTP status. Engine codes first, then the server's own.
+STATUS: dict[str, int] = {
+    # engine (palimpsest.errors)
+    "invalid_input": 422,
+    "naive_datetime": 422,
+    "invalid_time": 422,
+    "invalid_window": 422,
+    "invalid_name": 422,
+    "unknown_predicate": 422,
+    "too_large": 413,
+    "not_found": 404,
+    "conflict": 409,
+    "erased": 409,
+    "memory_locked": 423,
+    "closed": 503,
+    "store_error": 503,
+    "embedder_mismatch": 503,
+    "palimpsest_error": 500,
+    # server
+    "bad_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "method_not_allowed": 405,
+    "not_acceptable": 406,
+    "unsupported_media_type": 415,
+    "internal": 500,
+}
+
+# HTTP statuses raised by the framework itself (routing, body parsing) -> code
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid_input",
+}
+
+
+class Problem(Exception):
+    """A problem the server (not the engine) reports: auth, limits."""
+
+    def __init__(
+        self,
+        code: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        **details: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.status = status if status is not None else STATUS.get(code, 500)
+        self.detail = detail
+        self.headers = dict(headers or {})
+        self.details = details
+
+
+def status_for(error: PalimpsestError) -> int:
+    """The HTTP status of an engine error: its code, else its nearest base class's code."""
+    for cls in type(error).__mro__:
+        code = getattr(cls, "code", None)
+        if isinstance(code, str) and code in STATUS:
+            return STATUS[code]
+    return 500
+
+
+def _title(code: str, status: int) -> str:
+    if code in ("internal", "palimpsest_error"):
+        return "Internal error"
+    return code.replace("_", " ").capitalize() if code else HTTPStatus(status).phrase
+
+
+def problem_body(
+    code: str,
+    status: int,
+    detail: str,
+    *,
+    instance: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "type": TYPE_PREFIX + code,
+        "title": _title(code, status),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if instance:
+        body["instance"] = instance
+    if details:
+        body["details"] = jsonable_encoder(dict(details))
+    return body
+
+
+def problem_response(
+    code: str,
+    status: int,
+    detail: str,
+    *,
+    instance: str | None = None,
+    details: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        problem_body(code, status, detail, instance=instance, details=details),
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers=dict(headers or {}),
+    )
+
+
+async def send_problem(
+    send: Send,
+    code: str,
+    detail: str,
+    *,
+    instance: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """A problem response straight from an ASGI middleware (before routing)."""
+    status = STATUS[code]
+    raw = json.dumps(problem_body(code, status, detail, instance=instance)).encode()
+    head = [
+        (b"content-type", PROBLEM_JSON.encode()),
+        (b"content-length", str(len(raw)).encode()),
+    ]
+    head += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": raw})
+
+
+# --- exception handlers --------------------------------------------------------------------
+def _engine_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PalimpsestError)
+    status = status_for(exc)
+    if status >= 500 and exc.code not in ("closed", "store_error", "schema_error"):
+        log.error("engine error %s on %s", exc.code, request.url.path, exc_info=exc)
+    return problem_response(
+        exc.code, status, exc.message, instance=request.url.path, details=exc.details
+    )
+
+
+def _server_problem(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Problem)
+    return problem_response(
+        exc.code,
+        exc.status,
+        exc.detail,
+        instance=request.url.path,
+        details=exc.details,
+        headers=exc.headers,
+    )
+
+
+def _validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e.get("type")}
+        for e in exc.errors()
+    ]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(p) for p in first["loc"])
+    detail = f"{where}: {first['msg']}" if where else str(first["msg"])
+    return problem_response(
+        "invalid_input", 422, detail, instance=request.url.path, details={"errors": errors}
+    )
+
+
+def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+    detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    return problem_response(
+        code, exc.status_code, detail, instance=request.url.path, headers=exc.headers
+    )
+
+
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.error("unexpected error on %s", request.url.path, exc_info=exc)
+    return problem_response(
+        "internal", 500, "the server failed to handle this request", instance=request.url.path
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Route every error the app can raise through the problem format."""
+    app.add_exception_handler(PalimpsestError, _engine_error)
+    app.add_exception_handler(Problem, _server_problem)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,297 @@
+"""The `/v1` resources: one thin endpoint per facade verb.
+
+Endpoints are plain `def`: `Memory` calls block, so FastAPI runs them in its
+threadpool (the facade serialises writes itself). Every endpoint but health
+takes `namespace` (see `security`); writes need a token with write rights.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+
+from ..errors import TooLarge
+from ..models import (
+    Changes,
+    Entity,
+    EntityProfile,
+    Episode,
+    Fact,
+    Predicate,
+    Snapshot,
+    Stats,
+    Tombstone,
+)
+from .schemas import (
+    MAX_BATCH,
+    AssertBatch,
+    AssertRequest,
+    EndRequest,
+    Health,
+    Page,
+    PredicateRequest,
+    RememberBatch,
+    RememberRequest,
+    RetractRequest,
+)
+from .security import Reader, Writer
+
+router = APIRouter(prefix="/v1")
+
+MAX_LIMIT = 1000
+MAX_OFFSET = 1_000_000
+
+ValidAt = Annotated[
+    str | None,
+    Query(
+        description="What was true at this time (ISO-8601 with a timezone; default now).",
+        max_length=64,
+    ),
+]
+KnownAt = Annotated[
+    str | None,
+    Query(description="As the memory believed it at this time (default now).", max_length=64),
+]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip.")]
+
+
+def _check_batch(n: int) -> None:
+    if n > MAX_BATCH:
+        raise TooLarge(f"items: {n} in one batch, more than {MAX_BATCH}", field="items")
+
+
+def _page(items: list[Any], limit: int, offset: int, *, more: bool) -> dict[str, Any]:
+    return {
+        "items": items,
+        "limit": limit,
+        "offset": offset,
+        "next_offset": offset + limit if more else None,
+    }
+
+
+# --- health and stats ----------------------------------------------------------------------------
+@router.get("/health", response_model=Health, tags=["server"])
+def health(request: Request) -> Health:
+    """Liveness: the server is up and its memory is open. Needs no token."""
+    from .. import __version__
+
+    server = request.app.state.palimpsest
+    server.memory()  # 503 `closed` when the memory is not open
+    return Health(version=__version__, auth="loopback" if server.tokens is None else "tokens")
+
+
+@router.get("/stats", response_model=Stats, tags=["server"])
+def stats(access: Reader) -> Stats:
+    """Counts of what the namespace holds."""
+    return access.memory.stats(namespace=access.namespace)
+
+
+# --- episodes ------------------------------------------------------------------------------------
+@router.post("/episodes", response_model=Episode, status_code=201, tags=["episodes"])
+def remember(body: RememberRequest, access: Writer) -> Episode:
+    """Store one memory as it arrived, and the facts read from it (idempotent)."""
+    return access.memory.remember(**body.model_dump(), namespace=access.namespace)
+
+
+@router.post("/episodes:batch", response_model=list[Episode], status_code=201, tags=["episodes"])
+def remember_many(body: RememberBatch, access: Writer) -> list[Episode]:
+    """Many episodes in one transaction."""
+    _check_batch(len(body.items))
+    return access.memory.remember_many(
+        [i.model_dump() for i in body.items], namespace=access.namespace
+    )
+
+
+@router.get("/episodes/{episode_id}", response_model=Episode, tags=["episodes"])
+def episode(episode_id: Annotated[str, Path(max_length=200)], access: Reader) -> Episode:
+    """One stored episode."""
+    return access.memory.episode(episode_id, namespace=access.namespace)
+
+
+# --- facts: writes -------------------------------------------------------------------------------
+@router.post("/facts", response_model=Fact, status_code=201, tags=["facts"])
+def assert_fact(body: AssertRequest, access: Writer) -> Fact:
+    """Record that subject-predicate-object holds over [valid_from, valid_to)."""
+    return access.memory.assert_many([body.item()], namespace=access.namespace)[0]
+
+
+@router.post("/facts:batch", response_model=list[Fact], status_code=201, tags=["facts"])
+def assert_many(body: AssertBatch, access: Writer) -> list[Fact]:
+    """Many assertions in one transaction."""
+    _check_batch(len(body.items))
+    return access.memory.assert_many([i.item() for i in body.items], namespace=access.namespace)
+
+
+@router.post("/facts:end", response_model=Fact, status_code=201, tags=["facts"])
+def end_fact(body: EndRequest, access: Writer) -> Fact:
+    """Record "no longer": what holds at `at` stops holding from then (`applied` says if)."""
+    kwargs: dict[str, Any] = body.model_dump(exclude={"at"})
+    if body.at is not None:
+        kwargs["at"] = body.at
+    return access.memory.end_fact(**kwargs, namespace=access.namespace)
+
+
+@router.post("/facts/{fact_id}:retract", response_model=Fact, tags=["facts"])
+def retract(
+    fact_id: Annotated[str, Path(max_length=200)],
+    access: Writer,
+    body: RetractRequest | None = None,
+) -> Fact:
+    """Withdraw an assertion from now on; views known before now still see it."""
+    reason = body.reason if body else None
+    return access.memory.retract(fact_id, reason=reason, namespace=access.namespace)
+
+
+@router.delete("/items/{item_id}", response_model=list[Tombstone], tags=["facts", "episodes"])
+def erase(
+    item_id: Annotated[str, Path(max_length=200)],
+    access: Writer,
+    reason: Annotated[str | None, Query(max_length=2000)] = None,
+) -> list[Tombstone]:
+    """Privacy erasure of a fact or an episode at every known-at time; returns tombstones."""
+    return access.memory.erase(item_id, reason=reason, namespace=access.namespace)
+
+
+# --- facts: reads --------------------------------------------------------------------------------
+@router.get("/facts", response_model=Page[Fact], tags=["facts"])
+def facts(
+    access: Reader,
+    subject: Annotated[str | None, Query(max_length=512)] = None,
+    predicate: Annotated[str | None, Query(max_length=512)] = None,
+    object: Annotated[str | None, Query(max_length=512)] = None,
+    valid_at: ValidAt = None,
+    known_at: KnownAt = None,
+    include_quarantined: bool = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> dict[str, Any]:
+    """What was true at `valid_at`, as believed at `known_at` (both default to now)."""
+    found = access.memory.facts(
+        subject,
+        predicate,
+        object,
+        valid_at=valid_at,
+        known_at=known_at,
+        include_quarantined=include_quarantined,
+        limit=offset + limit + 1,
+        namespace=access.namespace,
+    )
+    return _page(found[offset : offset + limit], limit, offset, more=len(found) > offset + limit)
+
+
+@router.get("/history", response_model=list[Fact], tags=["facts"])
+def history(
+    access: Reader,
+    subject: Annotated[str, Query(max_length=512)],
+    predicate: Annotated[str | None, Query(max_length=512)] = None,
+) -> list[Fact]:
+    """Every version ever believed for the subject (and predicate), with tombstones."""
+    return access.memory.history(subject, predicate, namespace=access.namespace)
+
+
+# --- entities ------------------------------------------------------------------------------------
+@router.get("/entities", response_model=Page[Entity], tags=["entities"])
+def entities(access: Reader, limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
+    """Every entity of the namespace, by normalised name."""
+    every = access.memory.entities(namespace=access.namespace)
+    return _page(every[offset : offset + limit], limit, offset, more=len(every) > offset + limit)
+
+
+@router.get("/entities/{name:path}", response_model=EntityProfile, tags=["entities"])
+def entity(
+    name: Annotated[str, Path(max_length=512)],
+    access: Reader,
+    valid_at: ValidAt = None,
+    known_at: KnownAt = None,
+) -> EntityProfile:
+    """An entity's profile: facts about it and facts pointing at it, as of (V, K)."""
+    return access.memory.entity(
+        name, valid_at=valid_at, known_at=known_at, namespace=access.namespace
+    )
+
+
+# --- predicates ----------------------------------------------------------------------------------
+@router.get("/predicates", response_model=list[Predicate], tags=["predicates"])
+def predicates(access: Reader) -> list[Predicate]:
+    """The vocabulary in force."""
+    return access.memory.predicates(namespace=access.namespace)
+
+
+@router.put("/predicates/{name}", response_model=Predicate, tags=["predicates"])
+def define_predicate(
+    name: Annotated[str, Path(max_length=200)], body: PredicateRequest, access: Writer
+) -> Predicate:
+    """Add a predicate or override one (a cardinality change re-reads its facts)."""
+    return access.memory.define_predicate(
+        name,
+        body.cardinality,
+        aliases=body.aliases,
+        inverse=body.inverse,
+        object_kind=body.object_kind,
+        namespace=access.namespace,
+    )
+
+
+# --- world model ---------------------------------------------------------------------------------
+def _iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, dict):
+        return {k: _iso(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_iso(v) for v in value]
+    return value
+
+
+def node_link(snap: Snapshot) -> dict[str, Any]:
+    """networkx node-link JSON of the snapshot graph, times as ISO-8601 strings."""
+    from networkx.readwrite import json_graph
+
+    g = snap.to_networkx()
+    try:
+        data: dict[str, Any] = json_graph.node_link_data(g, edges="edges")
+    except TypeError:  # pragma: no cover - networkx < 3.4 has no `edges=`
+        data = json_graph.node_link_data(g)
+    out: dict[str, Any] = _iso(data)
+    return out
+
+
+@router.get(
+    "/snapshot",
+    response_model=Snapshot,
+    tags=["world model"],
+    responses={200: {"description": "A Snapshot, or with format=node-link a networkx graph."}},
+)
+def snapshot(
+    access: Reader,
+    valid_at: ValidAt = None,
+    known_at: KnownAt = None,
+    entity: Annotated[
+        list[str] | None, Query(description="Only these subjects (repeatable).", max_length=200)
+    ] = None,
+    format: Annotated[
+        Literal["json", "node-link"], Query(description="node-link: networkx JSON graph.")
+    ] = "json",
+) -> Snapshot | JSONResponse:
+    """The world model: every believed fact valid at V as known at K, grouped by subject."""
+    snap = access.memory.snapshot(
+        valid_at=valid_at, known_at=known_at, entities=entity, namespace=access.namespace
+    )
+    if format == "node-link":
+        return JSONResponse(node_link(snap))
+    return snap
+
+
+@router.get("/changes", response_model=Changes, tags=["world model"])
+def changes(
+    access: Reader,
+    since: Annotated[str, Query(max_length=64, description="Start (inclusive).")],
+    until: Annotated[str | None, Query(max_length=64, description="End (exclusive).")] = None,
+    known_at: KnownAt = None,
+) -> Changes:
+    """What started, ended, was learned or was revised in [since, until)."""
+    return access.memory.changes(since, until, known_at=known_at, namespace=access.namespace)

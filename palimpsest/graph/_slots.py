@@ -1,0 +1,78 @@
+"""A slot's log and versions, packed onto its `Slot` node.
+
+    >>> log, versions = decode(*encode(log_rows, version_rows), slot=slot_row)
+
+Kùzu 0.11 has no secondary indexes, and reaching a key's versions through a
+relationship costs a masked scan and a hash join (~1.5 ms). Every write to a
+slot already holds its whole log and version list in hand, so it also stores
+them, packed, on the slot node: a point query or the next write then needs one
+primary-key lookup. The `Assertion` and `Fact` nodes stay the graph (and the
+assertion log stays the truth; erase rebuilds these from it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ._columns import ASSERTION_COLUMNS, FACT_COLUMNS
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TIMES = {"valid_from", "valid_to", "recorded_at", "expired_at", "retracted_at"}
+
+# what a slot's own row already says (namespace, slot, subject) is not repeated per row
+_IMPLIED = {"namespace", "slot_id", "subject_id", "subject", "predicate", "statement"}
+LOG_FIELDS = tuple(c for c in ASSERTION_COLUMNS if c not in _IMPLIED)
+VERSION_FIELDS = tuple(c for c in FACT_COLUMNS if c not in _IMPLIED)
+
+
+def _micros(t: datetime | None) -> int | None:
+    return None if t is None else (t - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(us: int | None) -> datetime | None:
+    return None if us is None else _EPOCH + timedelta(microseconds=us)
+
+
+def _pack(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
+    return json.dumps(
+        [[_micros(r.get(f)) if f in _TIMES else r.get(f) for f in fields] for r in rows],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def _unpack(
+    text: str | None, fields: Sequence[str], base: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    if not text:
+        return []
+    out = []
+    for values in json.loads(text):
+        row = dict(base)
+        for f, v in zip(fields, values, strict=True):
+            row[f] = _time(v) if f in _TIMES else v
+        out.append(row)
+    return out
+
+
+def encode(
+    log: Sequence[Mapping[str, Any]], versions: Sequence[Mapping[str, Any]]
+) -> tuple[str, str]:
+    return _pack(log, LOG_FIELDS), _pack(versions, VERSION_FIELDS)
+
+
+def decode(
+    log: str | None, versions: str | None, *, slot: Mapping[str, Any], subject: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows shaped like the `Assertion` and `Fact` nodes they mirror."""
+    base = {"namespace": slot["namespace"], "slot_id": slot["id"]}
+    vbase = {
+        **base,
+        "subject_id": slot["subject_id"],
+        "subject": subject,
+        "predicate": slot["predicate"],
+    }
+    return _unpack(log, LOG_FIELDS, base), _unpack(versions, VERSION_FIELDS, vbase)
