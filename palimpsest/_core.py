@@ -94,6 +94,7 @@ class _Core:
         self._lock = threading.RLock()
         self._entities: dict[tuple[str, str], Entity] = {}  # (namespace, key) -> entity
         self._names: dict[str, str] = {}  # entity id -> display name
+        self._ids: dict[tuple[str, str], str] = {}  # (namespace, key) -> entity id
         self._predicates: dict[str, dict[str, Predicate]] = {}  # namespace -> name -> predicate
         self._aliases: dict[str, dict[str, str]] = {}  # namespace -> alias key -> name
         last, seq = store.clocks()
@@ -240,6 +241,19 @@ class _Core:
         self._names[ent.id] = ent.name
         return ent
 
+    def _entity_id(self, ns: str, name: object, *, field: str) -> str | None:
+        """The id of the entity a name denotes, without loading the entity."""
+        key = names.entity_key(names.clean_name(name, field=field))
+        cached = self._entities.get((ns, key))
+        if cached is not None:
+            return cached.id
+        found = self._ids.get((ns, key))
+        if found is None:
+            found = self._store.entity_id_for_key(ns, key)
+            if found is not None:
+                self._ids[(ns, key)] = found
+        return found
+
     def _entity_or_create(
         self,
         ns: str,
@@ -295,6 +309,7 @@ class _Core:
     def _forget_cache(self) -> None:
         self._entities.clear()
         self._names.clear()
+        self._ids.clear()
 
     def _name_of(self, entity_id: str) -> str:
         name = self._names.get(entity_id)

@@ -79,10 +79,12 @@ class _Reads(_Core):
     ) -> list[dict[str, Any]]:
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ValidationError("limit: a positive integer", field="limit")
-        subj = obj_ent = None
+        subj_id: str | None = None
+        obj_ent = None
         if subject is not None:
-            subj = self._entity(ns, subject, field="subject")
-            if subj is None:
+            # only the id is needed (slot ids are built from it): one lookup, not two
+            subj_id = self._entity_id(ns, subject, field="subject")
+            if subj_id is None:
                 return []
         if obj is not None:
             obj_ent = self._entity(ns, obj, field="object")
@@ -94,11 +96,11 @@ class _Reads(_Core):
             if found is None:
                 return []
             pred = found.name
-        if subj and pred:
+        if subj_id and pred:
             # a point query: the slot's packed versions, one primary-key lookup away
             rows = [
                 r
-                for r in self._slot_versions(_slot_id(ns, subj.id, pred))
+                for r in self._slot_versions(_slot_id(ns, subj_id, pred))
                 if r["recorded_at"] <= k
                 and (r["expired_at"] is None or r["expired_at"] > k)
                 and (v is None or r["valid_from"] is None or r["valid_from"] <= v)
@@ -112,7 +114,7 @@ class _Reads(_Core):
             namespace=ns,
             valid_at=v,
             known_at=k,
-            subject_id=subj.id if subj else None,
+            subject_id=subj_id,
             object_id=obj_ent.id if obj_ent else None,
             predicate=pred,
             include_quarantined=include_quarantined,
@@ -123,7 +125,8 @@ class _Reads(_Core):
         row = self._store.slot_states([slot]).get(slot)
         if row is None:
             return []
-        return decode(row["log"], row["versions"], slot=row, subject=row["subject"])[1]
+        # a read needs the versions only; the log is for writes
+        return decode(None, row["versions"], slot=row, subject=row["subject"])[1]
 
     def _facts_from_rows(
         self,

@@ -371,11 +371,9 @@ class Store:
             return
         for r in rows:
             self.db.query(
-                f"CREATE (:Slot {{{_params(_SLOT_COLUMNS)}}})", **{c: r[c] for c in _SLOT_COLUMNS}
-            )
-            self.db.query(
-                f"CREATE (:SlotState {{{_params(_STATE_COLUMNS)}}})",
-                **{c: r[c] for c in _STATE_COLUMNS},
+                f"CREATE (:Slot {{{_params(_SLOT_COLUMNS)}}}),"
+                f" (:SlotState {{{_params(_STATE_COLUMNS)}}})",
+                **{c: r[c] for c in (*_SLOT_COLUMNS, *_STATE_COLUMNS)},
             )
 
     def slot(self, slot_id: str) -> Row | None:
@@ -416,9 +414,9 @@ class Store:
         """Replace the packed state of existing slots: rows carry id, log, versions."""
         if len(rows) <= _FEW:
             for r in rows:
-                self.db.query("MATCH (x:SlotState {id: $id}) DELETE x", id=r["id"])
                 self.db.query(
-                    f"CREATE (:SlotState {{{_params(_STATE_COLUMNS)}}})",
+                    "MATCH (x:SlotState {id: $id}) DELETE x"
+                    f" CREATE (:SlotState {{{_params(_STATE_COLUMNS)}}})",
                     **{c: r[c] for c in _STATE_COLUMNS},
                 )
             return
