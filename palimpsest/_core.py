@@ -271,7 +271,7 @@ class _Core:
             found = self._entity(ns, text, field=field)
         if found is not None:
             return found
-        ent = Entity(
+        ent = Entity.model_construct(  # built from validated parts; see Fact.model_construct
             id=_new_id("en"),
             name=text,
             key=names.entity_key(text),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .errors import InvalidName, TooLarge
 
@@ -32,6 +33,23 @@ def clean_name(value: object, *, field: str = "name") -> str:
     """A display name: a non-empty, bounded string without control characters."""
     if not isinstance(value, str):
         raise InvalidName(f"{field}: expected a string, got {type(value).__name__}", field=field)
+    if len(value) <= MAX_NAME:
+        cleaned = _clean_cached(value)  # bulk writes meet the same names many times
+        if cleaned:
+            return cleaned
+    return _clean(value, field)
+
+
+@lru_cache(maxsize=1 << 16)
+def _clean_cached(value: str) -> str:
+    """The cleaned name, or "" when it is not a valid name (the slow path explains why)."""
+    try:
+        return _clean(value, "name")
+    except (InvalidName, TooLarge):
+        return ""
+
+
+def _clean(value: str, field: str) -> str:
     text = _SPACE.sub(" ", unicodedata.normalize("NFC", value)).strip()
     if not text:
         raise InvalidName(f"{field}: must not be empty", field=field)
