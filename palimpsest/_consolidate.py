@@ -23,6 +23,7 @@ from ._time import TimeLike, opt_utc
 from ._writes import _Writes
 from .consolidation import Claim, EvidenceInfo, judge
 from .models import ConsolidationChange, ConsolidationReport
+from .temporal import visible
 
 REPORTS = "reports"
 
@@ -117,10 +118,9 @@ class _Consolidate(_Writes):
             held = [
                 v["object_id"]
                 for v in st.versions
-                if v["expired_at"] is None
+                if v["expired_at"] is None  # believed now
                 and not v["quarantined"]
-                and (v["valid_from"] is None or v["valid_from"] <= at)
-                and (v["valid_to"] is None or at < v["valid_to"])
+                and visible(v, known_at=None, valid_at=at)
             ]
             believed[r["id"]] = held[0] if held else None
         episodes = {e for c in claims for e in c.evidence}

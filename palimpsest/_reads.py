@@ -32,7 +32,7 @@ from .models import (
     Snapshot,
     Stats,
 )
-from .temporal import version_status
+from .temporal import version_status, visible
 
 
 class _Reads(_Core):
@@ -101,10 +101,7 @@ class _Reads(_Core):
             rows = [
                 r
                 for r in self._slot_versions(_slot_id(ns, subj_id, pred))
-                if r["recorded_at"] <= k
-                and (r["expired_at"] is None or r["expired_at"] > k)
-                and (v is None or r["valid_from"] is None or r["valid_from"] <= v)
-                and (v is None or r["valid_to"] is None or r["valid_to"] > v)
+                if visible(r, known_at=k, valid_at=v)
                 and (include_quarantined or not r["quarantined"])
                 and (obj_ent is None or r["object_id"] == obj_ent.id)
             ]
@@ -277,9 +274,7 @@ class _Reads(_Core):
             rows = [
                 r
                 for r in self._store.changed_versions(ns, field, lo, hi)
-                if r["recorded_at"] <= k
-                and (r["expired_at"] is None or r["expired_at"] > k)
-                and not r["quarantined"]
+                if visible(r, known_at=k, valid_at=None) and not r["quarantined"]
             ]
             return self._facts_from_rows(rows, valid_at=k, known_at=k)
 

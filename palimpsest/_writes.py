@@ -288,31 +288,14 @@ class _Writes(_Core):
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction
             raise
-        out = []
-        for a in assertions:
-            subj_name = self._name_of(slots[a["slot_id"]]["subject_id"])
-            # every field was validated on the way in: skip re-validating thousands of them
-            fact = Fact.model_construct(
-                id=a["id"],
-                subject=subj_name,
-                predicate=slots[a["slot_id"]]["predicate"],
-                object=None if a["object_id"] is None else self._name_of(a["object_id"]),
-                valid_from=a["valid_from"],
-                valid_to=a["valid_to"],
-                recorded_at=k,
+        return [
+            self._assertion_fact(
+                a,
                 status="quarantined" if a["quarantined"] else "current",
-                confidence=a["confidence"],
-                author_kind=a["author_kind"],
-                evidence=a["evidence"],
-                quarantined=a["quarantined"],
-                namespace=ns,
-                subject_id=slots[a["slot_id"]]["subject_id"],
-                object_id=a["object_id"],
-                op=a["op"],
                 applied=(a["slot_id"] in changed) if a["op"] == "end" else None,
             )
-            out.append(fact)
-        return out
+            for a in assertions
+        ]
 
     def _check_evidence(self, ns: str, ids: set[str]) -> None:
         for eid in sorted(ids):
@@ -373,9 +356,12 @@ class _Writes(_Core):
         status: str,
         expired_at: datetime | None = None,
         reason: str | None = None,
+        applied: bool | None = None,
     ) -> Fact:
+        """The Fact record of an assertion row (written by this engine, already validated:
+        built without re-validation, which bulk writes of thousands would pay for)."""
         _, subject_id, predicate = a["slot_id"].split("\x1f")
-        return Fact(
+        return Fact.model_construct(
             id=a["id"],
             subject=self._name_of(subject_id),
             predicate=predicate,
@@ -394,6 +380,7 @@ class _Writes(_Core):
             object_id=a["object_id"],
             op=a["op"],
             reason=reason,
+            applied=applied,
         )
 
     # --- bulk import ----------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 
 from ._history import Version, diff, materialise, transaction_times
 from ._replay import Cardinality, LogEntry, Op, Segment, believed, replay, value_at
-from ._status import Status, version_status
+from ._status import Status, version_status, visible
 
 __all__ = [
     "Cardinality",
@@ -21,4 +21,5 @@ __all__ = [
     "transaction_times",
     "value_at",
     "version_status",
+    "visible",
 ]

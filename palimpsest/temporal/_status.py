@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 Status = Literal["current", "ended", "superseded", "retracted", "erased", "quarantined"]
 
@@ -38,3 +39,25 @@ def version_status(
     if valid_to is not None and valid_to <= valid_at:
         return "ended"
     return "current"
+
+
+def visible(
+    version: Mapping[str, Any], *, known_at: datetime | None, valid_at: datetime | None
+) -> bool:
+    """Whether a stored version is believed at `known_at` and covers `valid_at`.
+
+    >>> visible({"recorded_at": now, "expired_at": None, "valid_from": None,
+    ...          "valid_to": None}, known_at=now, valid_at=now)
+    True
+
+    Either time may be None to leave that axis unchecked. Windows are half-open.
+    """
+    if known_at is not None and not (
+        version["recorded_at"] <= known_at
+        and (version["expired_at"] is None or version["expired_at"] > known_at)
+    ):
+        return False
+    return valid_at is None or (
+        (version["valid_from"] is None or version["valid_from"] <= valid_at)
+        and (version["valid_to"] is None or valid_at < version["valid_to"])
+    )
