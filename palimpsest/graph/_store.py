@@ -263,9 +263,6 @@ class Store:
                 "MERGE (k:EntityKey {id: $id}) SET k.entity_id = $e", id=f"{ns}\x1f{key}", e=eid
             )
 
-    def set_entity_aliases(self, entity_id: str, aliases: list[str]) -> None:
-        self.db.query("MATCH (e:Entity {id: $id}) SET e.aliases = $a", id=entity_id, a=aliases)
-
     def delete_orphan_entities(self, namespace: str, keep: Sequence[str]) -> list[str]:
         """Remove entities no fact or assertion refers to any more (after an erase)."""
         rows = self.db.query(
@@ -354,14 +351,6 @@ class Store:
         ]
 
     # --- slots and the assertion log -----------------------------------------------------
-    def existing_slots(self, slot_ids: Sequence[str]) -> set[str]:
-        rows = self._by_keys(
-            slot_ids,
-            "MATCH (s:Slot {id: $id}) RETURN s.id AS id",
-            "UNWIND $ids AS i MATCH (s:Slot {id: i}) RETURN s.id AS id",
-        )
-        return {r["id"] for r in rows}
-
     def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
         """Slots not stored yet, with their packed state: rows carry the slot columns,
         `log` and `versions`."""
@@ -517,15 +506,6 @@ class Store:
             "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id AS id", id=slot_id
         )
         return [r["id"] for r in rows]
-
-    def slot_versions(self, slot_id: str) -> list[Row]:
-        """Every version of a slot, believed or not (history)."""
-        return [
-            r["f"]
-            for r in self.db.query(
-                "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f", id=slot_id
-            )
-        ]
 
     def facts_asof(
         self,
