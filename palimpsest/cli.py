@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from . import _cli_consolidate, _cli_mcp, _cli_recall, _cli_transfer
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -512,28 +514,6 @@ def define_predicate_cmd(
     _echo(f"defined {pred.name} ({pred.cardinality})")
 
 
-@app.command("import")
-def import_cmd(
-    ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="JSON Lines of facts ('-' for stdin).")],
-    batch: Annotated[int, typer.Option("--batch", min=1, help="Facts per transaction.")] = 5000,
-    as_json: JsonOpt = False,
-) -> None:
-    """Assert facts from JSON Lines: one assert_fact item per line."""
-    if file != "-" and not Path(file).is_file():
-        raise CliError("not_found", f"no file {file!r}")
-    with _memory(ctx) as mem:
-        if file == "-":
-            count = mem.import_facts(sys.stdin, batch=batch)
-        else:
-            with Path(file).open(encoding="utf-8") as fh:
-                count = mem.import_facts(fh, batch=batch)
-    if as_json:
-        _dump_json({"imported": count})
-        return
-    _echo(f"imported {count} facts")
-
-
 # --- reads ----------------------------------------------------------------------------------
 @app.command("facts")
 def facts_cmd(
@@ -711,38 +691,6 @@ def stats_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         _echo(f"{k.ljust(width)}  {v}")
 
 
-@app.command("consolidate")
-def consolidate_cmd(
-    ctx: typer.Context,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
-    ] = False,
-    history: Annotated[
-        bool, typer.Option("--history", help="List earlier runs' reports instead.")
-    ] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """The nightly consolidation: promote corroborated quarantined facts, reject those that
-    contradict trusted knowledge; every change with its reason. Exit 0 on success."""
-    with _memory(ctx, create=False) as mem:
-        if history:
-            reports = mem.consolidation_reports()
-            if as_json:
-                _dump_json([r.model_dump(mode="json") for r in reports])
-                return
-            for r in reports:
-                _echo(f"{r.finished_at.isoformat()}  {r.summary}")
-            return
-        report = mem.consolidate(dry_run=dry_run)
-    if as_json:
-        _dump_json(report.model_dump(mode="json"))
-        return
-    _echo(("dry run: " if dry_run else "") + report.summary)
-    for c in report.changes:
-        _echo(f"  {c.action:<10} {', '.join(c.targets)}")
-        _echo(f"             {c.reason}")
-
-
 # --- demo -----------------------------------------------------------------------------------
 @app.command("demo")
 def demo_cmd(
@@ -870,6 +818,14 @@ def token_revoke_cmd(
 
     rec = revoke_token(Path(tokens), id)
     _echo(f"revoked {rec.id}")
+
+
+# --- commands kept in modules of their own (each owned by one room) -----------------------
+# Registering imports no engine code: their bodies import what they need when run.
+_cli_transfer.register(app)
+_cli_consolidate.register(app)
+_cli_recall.register(app)
+_cli_mcp.register(app)
 
 
 # --- entry point ----------------------------------------------------------------------------
