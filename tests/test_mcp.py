@@ -1,0 +1,427 @@
+"""The MCP server (`palimpsest mcp`) and the memory-server mapping behind its compat tools.
+
+The acceptance test starts the installed console script as a real subprocess and
+talks to it with the official MCP client over stdio; the mapping is also tested
+in-process against a real on-disk memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from palimpsest import Memory
+from palimpsest import _memory_compat as compat
+from palimpsest.errors import NotFound, ValidationError
+
+from .conftest import Clock
+
+ENGINE_TOOLS = {
+    "remember",
+    "assert_fact",
+    "end_fact",
+    "retract",
+    "erase",
+    "facts",
+    "history",
+    "entity",
+    "snapshot",
+    "changes",
+    "recall",
+    "consolidate",
+}
+MEMORY_SERVER_TOOLS = {
+    "create_entities",
+    "create_relations",
+    "add_observations",
+    "delete_entities",
+    "delete_observations",
+    "delete_relations",
+    "read_graph",
+    "search_nodes",
+    "open_nodes",
+}
+
+
+def _palimpsest() -> str:
+    exe = Path(sys.executable).parent / "palimpsest"
+    found = str(exe) if exe.exists() else shutil.which("palimpsest")
+    if found is None:  # pragma: no cover - the package is installed in the test venv
+        pytest.skip("the palimpsest console script is not installed")
+    return found
+
+
+def _with_server(path: Path, body: Callable[[Any], Awaitable[None]]) -> None:
+    """Start `palimpsest mcp --no-models --path <path>` and run `body(session)` against it."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=_palimpsest(),
+        args=["mcp", "--no-models", "--path", str(path)],
+        env={"HF_HUB_OFFLINE": "1", "PATH": os.environ.get("PATH", "")},
+    )
+
+    async def main() -> None:
+        # the server's stderr goes to a file beside the memory, for a post-mortem
+        with (path.parent / "server.log").open("w") as log, anyio.fail_after(120):
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await body(session)
+
+    anyio.run(main)
+
+
+async def _call(session: Any, tool: str, **arguments: Any) -> Any:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    text = result.content[0].text
+    if tool.startswith("delete_"):  # the memory server answers deletes with a sentence
+        assert text == result.structured_content["message"]
+    elif tool.startswith("create_") or tool == "add_observations":  # the bare list, as it does
+        assert [json.loads(text)] == list(result.structured_content.values())
+    else:
+        assert json.loads(text) == result.structured_content
+    return result.structured_content
+
+
+def test_engine_tools_over_stdio(tmp_path: Path) -> None:
+    async def body(session: Any) -> None:
+        listed = {t.name for t in (await session.list_tools()).tools}
+        assert listed >= ENGINE_TOOLS | MEMORY_SERVER_TOOLS
+
+        sydney = await _call(
+            session,
+            "assert_fact",
+            subject="user",
+            predicate="lives_in",
+            object="Sydney",
+            valid_from="2024-06-01T00:00:00Z",
+        )
+        k1 = sydney["recorded_at"]
+        melbourne = await _call(
+            session,
+            "assert_fact",
+            subject="user",
+            predicate="lives_in",
+            object="Melbourne",
+            valid_from="2024-08-01T00:00:00Z",
+        )
+        assert melbourne["recorded_at"] > k1
+        sept = "2024-09-01T00:00:00Z"
+        then = await _call(session, "facts", subject="user", valid_at=sept, known_at=k1)
+        now = await _call(session, "facts", subject="user", predicate="lives_in", valid_at=sept)
+        assert [f["object"] for f in then["facts"]] == ["Sydney"]  # the older belief only
+        assert [f["object"] for f in now["facts"]] == ["Melbourne"]
+
+        ended = await _call(
+            session, "end_fact", subject="user", predicate="lives_in", at="2025-01-01T00:00:00Z"
+        )
+        assert ended["op"] == "end" and ended["applied"] is True
+        later = await _call(session, "facts", subject="user", valid_at="2025-06-01T00:00:00Z")
+        assert later["facts"] == []
+
+        retracted = await _call(session, "retract", fact_id=melbourne["id"], reason="wrong")
+        assert retracted["status"] == "retracted"
+        now = await _call(session, "facts", subject="user", valid_at=sept)
+        assert [f["object"] for f in now["facts"]] == ["Sydney"]  # what it covered is back
+
+        history = await _call(session, "history", subject="user", predicate="lives_in")
+        statuses = {(f["object"], f["status"]) for f in history["facts"]}
+        assert ("Melbourne", "retracted") in statuses and history["omitted"] == 0
+
+        for i in range(3):
+            await _call(session, "assert_fact", subject="user", predicate="likes", object=f"x{i}")
+        snap = await _call(session, "snapshot", limit=2)
+        assert sum(len(g["facts"]) for g in snap["entities"]) == 2
+        assert snap["omitted_facts"] == snap["total_facts"] - 2 > 0
+
+        changes = await _call(session, "changes", since="2024-01-01T00:00:00Z")
+        assert {f["object"] for f in changes["learned"]} >= {"Sydney", "Melbourne"}
+        assert {"since", "until", "known_at", "started", "ended", "omitted"} <= set(changes)
+
+        # --no-models: no embedder, so recall finds episodes by their words (full text) only
+        await _call(session, "remember", text="My sister Mira arrives from Lisbon on Friday.")
+        hits = (await _call(session, "recall", query="when does Mira arrive from Lisbon?"))["hits"]
+        assert hits and hits[0]["kind"] == "episode" and "Lisbon" in hits[0]["text"]
+        assert hits[0]["channels"]["bm25"] > 0
+        assert (await _call(session, "recall", query="quantum chromodynamics"))["hits"] == []
+
+        report = await _call(session, "consolidate", dry_run=True)
+        assert report["dry_run"] is True
+
+        # an engine error is a tool error carrying its stable code; the server lives on
+        bad = await session.call_tool("retract", {"fact_id": "fa_nope"})
+        assert bad.is_error and bad.content[0].text.startswith("error [not_found]: ")
+        naive = await session.call_tool("facts", {"subject": "user", "valid_at": "2024-09-01"})
+        assert naive.is_error and naive.content[0].text.startswith("error [naive_datetime]")
+        assert (await _call(session, "entity", name="user"))["entity"]["name"] == "user"
+
+        tombs = await _call(session, "erase", id=sydney["id"], reason="privacy")
+        assert [t["id"] for t in tombs["tombstones"]] == [sydney["id"]]
+        then = await _call(session, "facts", subject="user", valid_at=sept, known_at=k1)
+        assert then["facts"] == []  # erased from every past view too
+        again = await session.call_tool("erase", {"id": sydney["id"]})
+        assert again.is_error and again.content[0].text.startswith("error [erased]: ")
+
+    _with_server(tmp_path / "mem", body)
+
+
+def _items(schema: dict[str, Any], prop: str) -> dict[str, Any]:
+    """The (dereferenced) item schema of an array property."""
+    item: dict[str, Any] = schema["properties"][prop]["items"]
+    ref = item.get("$ref")
+    return schema["$defs"][ref.rsplit("/", 1)[1]] if ref else item
+
+
+def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
+    async def body(session: Any) -> None:
+        tools = {t.name: t.input_schema for t in (await session.list_tools()).tools}
+        # the official server's input shapes, field for field
+        assert _items(tools["create_entities"], "entities")["required"] == [
+            "name",
+            "entityType",
+            "observations",
+        ]
+        for name in ("create_relations", "delete_relations"):
+            assert _items(tools[name], "relations")["required"] == ["from", "to", "relationType"]
+        assert _items(tools["add_observations"], "observations")["required"] == [
+            "entityName",
+            "contents",
+        ]
+        assert _items(tools["delete_observations"], "deletions")["required"] == [
+            "entityName",
+            "observations",
+        ]
+        assert tools["delete_entities"]["required"] == ["entityNames"]
+        assert tools["open_nodes"]["required"] == ["names"]
+        assert tools["search_nodes"]["required"] == ["query"]
+        assert "required" not in tools["read_graph"]
+
+        made = await _call(
+            session,
+            "create_entities",
+            entities=[
+                {"name": "Mira", "entityType": "person", "observations": ["plays the cello"]},
+                {"name": "Berlin", "entityType": "city", "observations": []},
+                {"name": "Mira", "entityType": "person", "observations": []},  # a duplicate
+            ],
+        )
+        assert [e["name"] for e in made["entities"]] == ["Mira", "Berlin"]
+        rels = await _call(
+            session,
+            "create_relations",
+            relations=[
+                {"from": "Mira", "to": "Berlin", "relationType": "lives_in"},
+                {"from": "Berlin", "to": "Mira", "relationType": "is home of"},
+            ],
+        )
+        assert [r["relationType"] for r in rels["relations"]] == ["lives_in", "is_home_of"]
+        added = await _call(
+            session,
+            "add_observations",
+            observations=[{"entityName": "Mira", "contents": ["plays the cello", "likes rain"]}],
+        )
+        assert added["results"] == [{"entityName": "Mira", "addedObservations": ["likes rain"]}]
+
+        opened = await _call(session, "open_nodes", names=["Mira"])
+        assert opened["entities"] == [
+            {
+                "name": "Mira",
+                "entityType": "person",
+                "observations": ["plays the cello", "likes rain"],
+            }
+        ]
+        assert len(opened["relations"]) == 2  # both directions touch Mira
+        found = await _call(session, "search_nodes", query="RAIN")
+        assert [e["name"] for e in found["entities"]] == ["Mira"]
+        assert len(found["relations"]) == 2
+
+        gone = await _call(
+            session,
+            "delete_observations",
+            deletions=[{"entityName": "Mira", "observations": ["likes rain"]}],
+        )
+        assert gone == {"success": True, "message": "Observations deleted successfully"}
+        gone = await _call(
+            session,
+            "delete_relations",
+            relations=[{"from": "Berlin", "to": "Mira", "relationType": "is home of"}],
+        )
+        assert gone["message"] == "Relations deleted successfully"
+        gone = await _call(session, "delete_entities", entityNames=["Berlin", "Atlantis"])
+        assert gone["message"] == "Deleted 1 of 2 entities. Not found: Atlantis"
+
+        graph = await _call(session, "read_graph")
+        assert graph["entities"] == [
+            {"name": "Mira", "entityType": "person", "observations": ["plays the cello"]}
+        ]
+        assert graph["relations"] == [] and graph["omitted"] == {"entities": 0, "relations": 0}
+        # a delete is a retraction: history still has the relation
+        history = await _call(session, "history", subject="Mira", predicate="lives_in")
+        assert [f["status"] for f in history["facts"]] == ["retracted"]
+
+        await _call(
+            session,
+            "create_entities",
+            entities=[{"name": f"e{i}", "entityType": "t", "observations": []} for i in range(4)],
+        )
+        page = await _call(session, "read_graph", limit=2)
+        assert len(page["entities"]) == 2 and page["omitted"]["entities"] == 3
+        assert "2 of 5 entities" in page["summary"]
+
+        missing = await session.call_tool(
+            "add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]}
+        )
+        assert missing.is_error
+        assert missing.content[0].text == "error [not_found]: Entity with name Nobody not found"
+
+    _with_server(tmp_path / "mem", body)
+
+
+# --- the mapping, in process -----------------------------------------------------------------
+def test_relation_predicate_names() -> None:
+    assert compat.relation_predicate_name("is friends with") == "is_friends_with"
+    assert compat.relation_predicate_name("Works-For") == "works_for"
+    assert compat.relation_predicate_name("2nd cousin of") == "r_2nd_cousin_of"
+    assert compat.relation_predicate_name("同僚").startswith("rel_")
+    assert compat.relation_predicate_name("同僚") == compat.relation_predicate_name("同僚")
+    with pytest.raises(ValidationError):
+        compat.relation_predicate_name("  ")
+
+
+def test_bound_graph_counts_what_it_leaves_out() -> None:
+    graph = {
+        "entities": [{"name": n, "entityType": "t", "observations": []} for n in "abcd"],
+        "relations": [
+            {"from": "a", "to": "b", "relationType": "r"},
+            {"from": "a", "to": "c", "relationType": "r"},
+            {"from": "c", "to": "d", "relationType": "r"},
+        ],
+    }
+    page = compat.bound_graph(graph, limit=1, relation_limit=1)
+    assert [e["name"] for e in page["entities"]] == ["a"]  # best connected first
+    assert page["omitted"] == {"entities": 3, "relations": 2}
+    rest = compat.bound_graph(graph, limit=10, relation_limit=10, offset=1)
+    assert [e["name"] for e in rest["entities"]] == ["c", "b", "d"]
+
+
+def test_vocabulary_relations_keep_their_cardinality(mem: Memory, clock: Clock) -> None:
+    compat.create_entities(
+        mem,
+        [
+            {"name": "Ada", "entityType": "person", "observations": []},
+            {"name": "Acme", "entityType": "company", "observations": []},
+            {"name": "Globex", "entityType": "company", "observations": []},
+        ],
+    )
+    clock.tick()
+    compat.create_relations(mem, [{"from": "Ada", "to": "Acme", "relationType": "works at"}])
+    clock.tick()
+    compat.create_relations(mem, [{"from": "Ada", "to": "Globex", "relationType": "works_at"}])
+    clock.tick()
+    rels = compat.open_nodes(mem, ["ada"])["relations"]
+    assert rels == [{"from": "Ada", "to": "Globex", "relationType": "works_at"}]  # one employer
+    compat.delete_relations(mem, [{"from": "Ada", "to": "Globex", "relationType": "works at"}])
+    clock.tick()
+    rels = compat.open_nodes(mem, ["Ada"])["relations"]
+    assert rels == [{"from": "Ada", "to": "Acme", "relationType": "works_at"}]  # as before
+
+
+def test_delete_entity_is_a_retraction_that_keeps_others(mem: Memory, clock: Clock) -> None:
+    compat.create_entities(
+        mem,
+        [
+            {"name": "person", "entityType": "concept", "observations": []},
+            {"name": "Ada", "entityType": "person", "observations": ["likes tea"]},
+        ],
+    )
+    clock.tick()
+    assert (
+        compat.create_entities(mem, [{"name": "ada", "entityType": "x", "observations": []}]) == []
+    )
+    mem.assert_fact("Ada", "entity_type", "robot")  # re-typed: covers "person", keeps it
+    before = mem.now()
+    clock.tick()
+    assert compat.delete_entities(mem, ["person"]) == {"deleted": ["person"], "notFound": []}
+    clock.tick()
+    # Ada's old type names the deleted entity, but as a value, not a relation: untouched
+    typed = mem.history("Ada", "entity_type")
+    assert {f.object for f in typed} == {"person", "robot"}
+    assert "retracted" not in {f.status for f in typed}
+    assert compat.open_nodes(mem, ["Ada"])["entities"][0]["entityType"] == "robot"
+    compat.add_observations(mem, [{"entityName": "Ada", "contents": ["drives"]}])
+    clock.tick()
+    compat.delete_entities(mem, ["Ada"])
+    clock.tick()
+    # retracting "robot" would bring "person" back; the delete goes on until nothing is left
+    assert compat.read_graph(mem)["entities"] == []
+    assert mem.facts("Ada") == []
+    assert [f.object for f in mem.facts("Ada", "observation", known_at=before)] == ["likes tea"]
+    with pytest.raises(NotFound, match="Entity with name Ada not found"):
+        compat.add_observations(mem, [{"entityName": "Ada", "contents": ["x"]}])
+    with pytest.raises(NotFound):
+        compat.create_relations(mem, [{"from": "Ada", "to": "Zed", "relationType": "knows"}])
+    compat.create_entities(mem, [{"name": "Bo", "entityType": "person", "observations": []}])
+    with pytest.raises(ValidationError, match="reserved"):
+        compat.create_relations(mem, [{"from": "Bo", "to": "Bo", "relationType": "Observation"}])
+
+
+def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> None:
+    lines = [
+        '{"type":"entity","name":"Mira","entityType":"person","observations":["cellist","a"]}',
+        "",
+        '{"type":"entity","name":"Berlin","entityType":"city","observations":[]}',
+        '{"type":"relation","from":"Mira","to":"Berlin","relationType":"lives_in"}',
+        '{"type":"relation","from":"Mira","to":"Tokyo","relationType":"visited"}',
+        '{"type":"relation","from":"Mira","to":"Berlin","relationType":"lives_in"}',
+    ]
+    counts = compat.import_memory_json(mem, lines)
+    assert counts == {"entities": 2, "observations": 2, "relations": 2, "skipped": 1}
+    clock.tick()
+    out = [json.loads(line) for line in compat.export_memory_json(mem)]
+    assert {"type": "entity", "name": "Tokyo", "entityType": "thing", "observations": []} in out
+    assert {
+        "type": "entity",
+        "name": "Mira",
+        "entityType": "person",
+        "observations": ["a", "cellist"],
+    } in out
+    relations = [o for o in out if o["type"] == "relation"]
+    assert len(relations) == 2 and len(out) == 5
+
+    with Memory.open(tmp_path / "other", clock=clock, extractor=None, embedder=None) as other:
+        compat.import_memory_json(other, compat.export_memory_json(mem))
+        clock.tick()
+        assert sorted(compat.export_memory_json(other)) == sorted(compat.export_memory_json(mem))
+        again = compat.import_memory_json(other, compat.export_memory_json(mem))
+        assert again == {"entities": 0, "observations": 0, "relations": 0, "skipped": 5}
+        clock.tick()
+        more = '{"type":"entity","name":"mira","entityType":"robot","observations":["b","a"]}'
+        assert compat.import_memory_json(other, [more])["observations"] == 1
+        clock.tick()
+        (mira,) = compat.open_nodes(other, ["Mira"])["entities"]
+        assert mira == {
+            "name": "Mira",
+            "entityType": "person",
+            "observations": ["a", "cellist", "b"],
+        }
+
+
+def test_import_checks_every_line_before_writing(mem: Memory) -> None:
+    good = '{"type":"entity","name":"Mira","entityType":"person","observations":[]}'
+    for bad in ("not json", '{"type":"node"}', '{"type":"relation","from":"a","to":"b"}'):
+        with pytest.raises(ValidationError, match="line 2"):
+            compat.import_memory_json(mem, [good, bad])
+    assert list(compat.export_memory_json(mem)) == []
