@@ -317,6 +317,57 @@ class Bench:
             "total_build_seconds": round(self.build_seconds, 2),
         }
 
+    def batch_phases(self) -> dict[str, Any]:
+        """One more growth batch with every store call timed: where a batch's time goes.
+
+        Kùzu statements by kind (the first words of each), the COMMIT, and the rest
+        (Python: parsing, replay, packing, Arrow tables) as the remainder.
+        """
+        db = self.mem._store.db
+        spent: dict[str, list[float]] = {}
+        perf = time.perf_counter
+
+        def timed_call(kind: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(cypher: str, /, *a: Any, **kw: Any) -> Any:
+                t0 = perf()
+                try:
+                    return fn(cypher, *a, **kw)
+                finally:
+                    label = f"{kind} {' '.join(str(cypher).split())[:72]}"
+                    spent.setdefault(label, []).append(perf() - t0)
+
+            return wrapper
+
+        writer = db._writer
+        real_raw = writer.raw
+        db.query = timed_call("query", db.query)  # type: ignore[method-assign]
+        db.load = timed_call("load", db.load)  # type: ignore[method-assign]
+        db.copy = timed_call("copy", db.copy)  # type: ignore[method-assign]
+        writer.raw = timed_call("raw", real_raw)  # type: ignore[method-assign]
+        items = self.gen.batch()
+        self.clock.advance(BATCH_TICK)
+        try:
+            t0 = perf()
+            self.mem.assert_many(items)
+            total = perf() - t0
+        finally:
+            del db.query, db.load, db.copy, writer.raw
+        self.assertions += len(items)
+        self.versions = fact_count(self.mem)
+        in_db = sum(sum(v) for v in spent.values())
+        phases = [
+            {"what": k, "calls": len(v), "ms": round(sum(v) * 1000, 1)}
+            for k, v in sorted(spent.items(), key=lambda kv: -sum(kv[1]))
+        ]
+        return {
+            "assertions": len(items),
+            "total_ms": round(total * 1000, 1),
+            "kuzu_ms": round(in_db * 1000, 1),
+            "python_ms": round((total - in_db) * 1000, 1),
+            "commit_ms": round(sum(spent.get("raw COMMIT", [])) * 1000, 1),
+            "statements": phases,
+        }
+
     def reopen(self) -> dict[str, Any]:
         self.mem.close()
         size = dir_size(self.path)
@@ -521,6 +572,13 @@ def print_table(results: list[dict[str, Any]]) -> None:
         lambda r: f"{r['build']['tail_assertions_per_s']:,.0f}",
     )
     add("build time cumulative (s)", lambda r: f"{r['build']['total_build_seconds']:,.1f}")
+    add(
+        "one batch: Kùzu (commit) + Python ms",
+        lambda r: (
+            f"{r['batch_phases']['kuzu_ms']:,.0f} ({r['batch_phases']['commit_ms']:,.0f})"
+            f" + {r['batch_phases']['python_ms']:,.0f}"
+        ),
+    )
     add("RETURN 1 Database.query p50/p95 ms", lambda r: _fmt(r["floor"]["return1_database_query"]))
     add("RETURN 1 bare prepared p50/p95 ms", lambda r: _fmt(r["floor"]["return1_bare_prepared"]))
     add("point mem.facts p50/p95 ms", lambda r: _fmt(r["point"]["facade_mem_facts"]))
@@ -590,6 +648,12 @@ def main(argv: list[str] | None = None) -> int:
                 f" {build['stage_assertions_per_s']} assertions/s",
                 flush=True,
             )
+            phases = bench.batch_phases()
+            print(
+                f"   one batch: {phases['total_ms']:.0f} ms = Kùzu {phases['kuzu_ms']:.0f}"
+                f" (commit {phases['commit_ms']:.0f}) + Python {phases['python_ms']:.0f}",
+                flush=True,
+            )
             load = bench.reopen()
             print(
                 f"   reopen {load['open_s']:.3f}s, {load['size']['total_bytes'] / 2**20:.1f} MiB",
@@ -611,6 +675,7 @@ def main(argv: list[str] | None = None) -> int:
                     "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()],
                     "target_versions": n,
                     "build": build,
+                    "batch_phases": phases,
                     "counts": counts,
                     "subjects": bench.gen.subjects,
                     "load": load,

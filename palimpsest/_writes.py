@@ -280,10 +280,25 @@ class _Writes(_Core):
                 plan = self._plan(states, cards, k)
                 plan.insert[:0] = quarantined
                 changed = plan.changed
-                self._store.create_entities(entities)
-                self._store.create_slots([_packed(st) for st in states.values() if st.new])
-                self._store.create_assertions(assertions)
-                self._apply(plan, states, k)
+                # one slot (a single assert_fact): one statement instead of one per table
+                only = next(iter(states.values())) if len(states) == 1 else None
+                if (
+                    only is None
+                    or plan.vanish
+                    or not self._store.write_slot(
+                        slot=_packed(only),
+                        new=only.new,
+                        assertions=assertions,
+                        expire=plan.expire,
+                        at=k,
+                        insert=plan.insert,
+                        entities=entities,
+                    )
+                ):
+                    self._store.create_entities(entities)
+                    self._store.create_slots([_packed(st) for st in states.values() if st.new])
+                    self._store.create_assertions(assertions)
+                    self._apply(plan, states, k)
         except BaseException:
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction

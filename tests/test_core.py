@@ -355,7 +355,7 @@ def test_quarantined_facts_stay_out_of_facts_and_snapshot(mem: Memory) -> None:
     assert mem.facts("user", "lives_in", include_quarantined=True) == []
 
 
-@pytest.mark.parametrize("n, people", [(300, 17), (700, 110)])  # UNWIND and COPY paths
+@pytest.mark.parametrize("n, people", [(300, 17), (700, 110)])  # per-row and LOAD FROM paths
 def test_bulk_equals_one_by_one(tmp_path: Path, n: int, people: int) -> None:
     rows = []
     for i in range(n):

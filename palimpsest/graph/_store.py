@@ -18,11 +18,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import SchemaError
-from ._bulk import copy_nodes, copy_rels
+from ..errors import SchemaError, StoreError
+from ._bulk import load_rows
 from ._columns import ASSERTION_COLUMNS as _ASSERTION_COLUMNS
+from ._columns import CASTS as _CASTS
+from ._columns import ENTITY_COLUMNS as _ENTITY_COLUMNS
 from ._columns import FACT_COLUMNS as _FACT_COLUMNS
+from ._columns import SLOT_COLUMNS as _SLOT_COLUMNS
+from ._columns import STATE_COLUMNS as _STATE_COLUMNS
+from ._columns import assertion_row as _assertion_row
+from ._columns import fact_row as _fact_row
+from ._columns import param_props as _params
 from ._db import Database, Row
+from ._fused import fits, slot_write
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
 DB_FILE = "graph.kuzu"
@@ -37,10 +45,9 @@ _OPEN_COLS = (
     " f.valid_from AS valid_from, f.valid_to AS valid_to,"
     " f.assertion_id AS assertion_id, f.recorded_at AS recorded_at"
 )
-_COPY_MIN = 64  # from this many rows, COPY from Arrow beats UNWIND + CREATE
-_ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-_SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
-_STATE_COLUMNS = ("id", "log", "versions")
+# from this many rows, one LOAD FROM an Arrow table beats a prepared statement per row
+# (LOAD is planned afresh each time, and its MATCHes scan the node table once)
+_LOAD_MIN = 32
 _SCAN_BATCH = 20_000  # keys per scan-and-join statement: each statement scans the table once
 _BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
 
@@ -51,28 +58,8 @@ _ACTIVE = "f.quarantined = false"
 
 _SLOT_RETURN = ", ".join(f"s.{c} AS {c}" for c in _SLOT_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
+_ENTITY_RETURN = ", ".join(f"e.{c} AS {c}" for c in _ENTITY_COLUMNS)
 _FACT_RETURN = ", ".join(f"f.{c} AS {c}" for c in _FACT_COLUMNS)
-
-
-# A struct list whose field is NULL in every row is typed STRING by the binder, so
-# every nullable or list field is cast to its column type explicitly.
-_CASTS = {
-    "valid_from": "TIMESTAMP",
-    "valid_to": "TIMESTAMP",
-    "recorded_at": "TIMESTAMP",
-    "expired_at": "TIMESTAMP",
-    "retracted_at": "TIMESTAMP",
-    "occurred_at": "TIMESTAMP",
-    "created_at": "TIMESTAMP",
-    "evidence": "STRING[]",
-    "aliases": "STRING[]",
-    "object_id": "STRING",
-    "retract_reason": "STRING",
-    "source": "STRING",
-    "session": "STRING",
-    "reply_to": "STRING",
-    "origin": "STRING",
-}
 
 
 _TOMB_COLUMNS = ("id", "namespace", "kind", "slot_id", "erased_at", "reason")
@@ -85,12 +72,9 @@ def _props(columns: Sequence[str], var: str = "r") -> str:
     )
 
 
-def _params(columns: Sequence[str]) -> str:
-    """Properties from scalar parameters: with these, MATCHes plan as primary-key scans
-    (fields of an UNWIND-ed struct make Kùzu cross-product full scans instead)."""
-    return ", ".join(
-        f"{c}: CAST(${c} AS {_CASTS[c]})" if c in _CASTS else f"{c}: ${c}" for c in columns
-    )
+def _cols(columns: Sequence[str]) -> str:
+    """Properties from the same-named columns of a `LOAD FROM` table (typed by Arrow)."""
+    return ", ".join(f"{c}: {c}" for c in columns)
 
 
 def _chunks(rows: Sequence[Any], n: int = _BATCH) -> Iterator[Sequence[Any]]:
@@ -199,8 +183,9 @@ class Store:
         return rows[0]["e"] if rows else None
 
     def entity(self, entity_id: str) -> Row | None:
-        rows = self.db.query("MATCH (e:Entity {id: $id}) RETURN e", id=entity_id)
-        return rows[0]["e"] if rows else None
+        # named columns: measurably cheaper than returning the node (on every write path)
+        rows = self.db.query(f"MATCH (e:Entity {{id: $id}}) RETURN {_ENTITY_RETURN}", id=entity_id)
+        return rows[0] if rows else None
 
     def entities(self, namespace: str) -> list[Row]:
         return [
@@ -212,13 +197,13 @@ class Store:
 
     def create_entities(self, rows: Sequence[dict[str, Any]]) -> None:
         """New entities with their name key; rows carry the `_ENTITY_COLUMNS`."""
-        if len(rows) >= _COPY_MIN:
-            copy_nodes(self.db, "Entity", _ENTITY_COLUMNS, rows)
-            copy_nodes(
+        if len(rows) >= _LOAD_MIN:
+            load_rows(
                 self.db,
-                "EntityKey",
-                ("id", "entity_id"),
-                [{"id": f"{r['namespace']}\x1f{r['key']}", "entity_id": r["id"]} for r in rows],
+                f"CREATE (:Entity {{{_cols(_ENTITY_COLUMNS)}}}),"
+                " (:EntityKey {id: name_key, entity_id: id})",
+                (*_ENTITY_COLUMNS, "name_key"),
+                [{**r, "name_key": f"{r['namespace']}\x1f{r['key']}"} for r in rows],
             )
             return
         for r in rows:
@@ -289,6 +274,15 @@ class Store:
         rows = self.db.query("MATCH (e:Episode {id: $id}) RETURN e", id=episode_id)
         return rows[0]["e"] if rows else None
 
+    def episodes_by_id(self, ids: Sequence[str]) -> dict[str, Row]:
+        """Stored episodes among ``ids`` (one lookup per batch, not per episode)."""
+        rows = self._by_keys(
+            list(dict.fromkeys(ids)),
+            "MATCH (e:Episode {id: $id}) RETURN e",
+            "UNWIND $ids AS i MATCH (e:Episode {id: i}) RETURN e",
+        )
+        return {r["e"]["id"]: r["e"] for r in rows}
+
     def create_episodes(self, rows: Sequence[dict[str, Any]]) -> None:
         cols = [
             "id",
@@ -354,9 +348,14 @@ class Store:
     def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
         """Slots not stored yet, with their packed state: rows carry the slot columns,
         `log` and `versions`."""
-        if len(rows) >= _COPY_MIN:
-            copy_nodes(self.db, "Slot", _SLOT_COLUMNS, rows)
-            copy_nodes(self.db, "SlotState", _STATE_COLUMNS, rows)
+        if len(rows) >= _LOAD_MIN:
+            load_rows(
+                self.db,
+                f"CREATE (:Slot {{{_cols(_SLOT_COLUMNS)}}}),"
+                f" (:SlotState {{{_cols(_STATE_COLUMNS)}}})",
+                (*_SLOT_COLUMNS, "log", "versions"),
+                rows,
+            )
             return
         for r in rows:
             self.db.query(
@@ -399,6 +398,16 @@ class Store:
             rows = [{**r, **states.get(r["id"], {})} for r in rows]
         return {r["id"]: r for r in rows}
 
+    def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
+        """Only the packed state (id, log, versions) of the slots that exist: for a
+        writer that already knows the slot's own columns, one table scanned, not two."""
+        rows = self._by_keys(
+            slot_ids,
+            f"MATCH (x:SlotState {{id: $id}}) RETURN x.id AS id, {_STATE_RETURN}",
+            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN x.id AS id, {_STATE_RETURN}",
+        )
+        return {r["id"]: r for r in rows}
+
     def save_slot_states(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Replace the packed state of existing slots: rows carry id, log, versions."""
         if len(rows) <= _FEW:
@@ -409,10 +418,14 @@ class Store:
                     **{c: r[c] for c in _STATE_COLUMNS},
                 )
             return
-        ids = [r["id"] for r in rows]
-        for chunk in _chunks(ids, _SCAN_BATCH):
-            self.db.query("UNWIND $ids AS i MATCH (x:SlotState {id: i}) DELETE x", ids=list(chunk))
-        copy_nodes(self.db, "SlotState", _STATE_COLUMNS, rows)
+        for chunk in _chunks(rows, _SCAN_BATCH):
+            load_rows(
+                self.db,
+                "MATCH (x:SlotState {id: id}) DELETE x"
+                f" CREATE (:SlotState {{{_cols(_STATE_COLUMNS)}}})",
+                _STATE_COLUMNS,
+                chunk,
+            )
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
@@ -422,10 +435,44 @@ class Store:
         )
         return [r["id"] for r in rows]
 
+    def write_slot(
+        self,
+        *,
+        slot: Mapping[str, Any],
+        new: bool,
+        assertions: Sequence[Mapping[str, Any]],
+        expire: Sequence[str],
+        at: datetime,
+        insert: Sequence[Mapping[str, Any]],
+        entities: Sequence[Mapping[str, Any]],
+    ) -> bool:
+        """A small write to one slot as one statement (graph/_fused.py); False when
+        it is too big for one, and nothing was written."""
+        if not fits(len(entities), len(assertions), len(expire), len(insert)):
+            return False
+        cypher, params = slot_write(
+            slot=slot,
+            new=new,
+            assertions=assertions,
+            expire=expire,
+            at=at,
+            insert=insert,
+            entities=entities,
+        )
+        rows = self.db.query(cypher, **params)
+        if [r["n"] for r in rows] != [1]:
+            raise StoreError("internal: a write to a slot found a row missing")
+        return True
+
     def create_assertions(self, rows: Sequence[dict[str, Any]]) -> None:
-        if len(rows) >= _COPY_MIN:
-            copy_nodes(self.db, "Assertion", _ASSERTION_COLUMNS, [_assertion_row(r) for r in rows])
-            copy_rels(self.db, "LOGS", [(r["slot_id"], r["id"]) for r in rows])
+        if len(rows) >= _LOAD_MIN:
+            load_rows(
+                self.db,
+                "MATCH (s:Slot {id: slot_id})"
+                f" CREATE (s)-[:LOGS]->(:Assertion {{{_cols(_ASSERTION_COLUMNS)}}})",
+                _ASSERTION_COLUMNS,
+                [_assertion_row(r) for r in rows],
+            )
             return
         for r in rows:
             self.db.query(
@@ -464,11 +511,17 @@ class Store:
 
     # --- versions --------------------------------------------------------------------------
     def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
-        if len(rows) >= _COPY_MIN:
-            copy_nodes(self.db, "Fact", _FACT_COLUMNS, [_fact_row(r) for r in rows])
-            copy_rels(self.db, "HAS_VERSION", [(r["slot_id"], r["id"]) for r in rows])
-            copy_rels(self.db, "SUBJ", [(r["subject_id"], r["id"]) for r in rows])
-            copy_rels(self.db, "OBJ", [(r["id"], r["object_id"]) for r in rows])
+        if len(rows) >= _LOAD_MIN:
+            # one node per MATCH, chained: each plans as one hash join
+            load_rows(
+                self.db,
+                "MATCH (s:Slot {id: slot_id}) WITH * MATCH (e:Entity {id: subject_id})"
+                " WITH * MATCH (o:Entity {id: object_id})"
+                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{_cols(_FACT_COLUMNS)}}}),"
+                " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
+                _FACT_COLUMNS,
+                [_fact_row(r) for r in rows],
+            )
             return
         for r in rows:
             self.db.query(
@@ -678,17 +731,3 @@ def _fact_order(r: Row) -> tuple[str, str, bool, datetime, str]:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _fact_row(r: dict[str, Any]) -> dict[str, Any]:
-    out = {c: r.get(c) for c in _FACT_COLUMNS}
-    out["evidence"] = list(r.get("evidence") or [])
-    out["quarantined"] = bool(r.get("quarantined"))
-    return out
-
-
-def _assertion_row(r: dict[str, Any]) -> dict[str, Any]:
-    out = {c: r.get(c) for c in _ASSERTION_COLUMNS}
-    out["evidence"] = list(r.get("evidence") or [])
-    out["quarantined"] = bool(r.get("quarantined"))
-    return out
