@@ -38,6 +38,20 @@ EXTRACT_MAX_CHARS = 20_000
 CONFIDENCE_FLOOR = 0.6
 
 
+def _check_unicode(value: str, field: str) -> None:
+    """Refuse lone surrogates (undecodable bytes smuggled in by ``surrogateescape``).
+
+    >>> _check_unicode("I live in Oslo", "text")
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(
+            f"{field}: not valid Unicode text (lone surrogate at {exc.start}; binary data?)",
+            field=field,
+        ) from None
+
+
 class _Episodes(_Writes, _Recall):
     def remember(
         self,
@@ -90,10 +104,10 @@ class _Episodes(_Writes, _Recall):
         """
         ns = self._ns(namespace)
         parsed = [self._parse_episode(ns, i, item) for i, item in enumerate(items)]
-        known = {p["id"]: self._store.episode(p["id"]) for p in parsed}
+        known = self._store.episodes_by_id([p["id"] for p in parsed])
         fresh: dict[str, dict[str, Any]] = {}
         for p in parsed:
-            if known[p["id"]] is None:
+            if p["id"] not in known:
                 fresh.setdefault(p["id"], p)
         extractions = self._extract(list(fresh.values()))
         search = self._recall_prepare(ns, list(fresh.values()), extractions)
@@ -129,7 +143,7 @@ class _Episodes(_Writes, _Recall):
                 ep = _episode_model(stored[p["id"]])
                 out.append(ep.model_copy(update={"facts": by_episode.get(p["id"], [])}))
             else:
-                out.append(self._stored_episode(ns, known[p["id"]] or {}))
+                out.append(self._stored_episode(ns, known[p["id"]]))
         return out
 
     def _stored_episode(self, ns: str, row: Mapping[str, Any]) -> Episode:
@@ -213,20 +227,29 @@ class _Episodes(_Writes, _Recall):
             raise ValidationError("text: must not be empty", field="text", index=index)
         if "\x00" in text:
             raise ValidationError("text: contains NUL bytes (binary data?)", field="text")
+        _check_unicode(text, "text")
         speaker = names.clean_name(item.get("speaker") or "user", field="speaker")
+        _check_unicode(speaker, "speaker")
         author = item.get("author_kind") or ("user" if speaker == "user" else "third_party")
         if author not in _AUTHOR_KINDS:
             raise ValidationError(f"author_kind: one of {', '.join(_AUTHOR_KINDS)}")
         occurred = opt_utc(item.get("occurred_at"), name="occurred_at")
-        opt = {}
+        opt: dict[str, str | None] = {}
         for f in ("session", "source", "reply_to"):
             v = item.get(f)
-            opt[f] = None if v is None else names.check_text(v, field=f, limit=names.MAX_NAME)
+            if v is not None:
+                v = names.check_text(v, field=f, limit=names.MAX_NAME)
+                _check_unicode(v, f)
+            opt[f] = v
         importance = item.get("importance")
         if importance is not None and not (
             isinstance(importance, int | float) and 0.0 <= importance <= 1.0
         ):
             raise ValidationError("importance: a number in [0, 1]", field="importance")
+        addressee = item.get("addressee")
+        if addressee is not None:
+            addressee = names.clean_name(addressee, field="addressee")
+            _check_unicode(addressee, "addressee")
         fingerprint = hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
         ident = json.dumps(
             [
@@ -248,9 +271,7 @@ class _Episodes(_Writes, _Recall):
             "fingerprint": fingerprint,
             "importance": 0.55 if importance is None else float(importance),
             "_importance": importance is not None,
-            "addressee": None
-            if item.get("addressee") is None
-            else names.clean_name(item.get("addressee"), field="addressee"),
+            "addressee": addressee,
             "kind": "fact",
             "quarantined": author not in _TRUSTED,
             "archived": False,

@@ -169,3 +169,59 @@ def test_binary_or_empty_or_huge_text_is_refused_and_stores_nothing(tmp_path: Pa
         with pytest.raises(ValidationError):  # one bad item fails the whole batch, up front
             mem.remember_many([{"text": "I live in Oslo."}, {"text": ""}])
         assert mem.stats().episodes == 0 and mem.stats().assertions == 0
+
+
+@pytest.mark.parametrize(
+    "item",
+    # lone surrogates: the undecodable bytes that surrogateescape smuggles into a str
+    [
+        {"text": "I live in \ud800 Oslo."},
+        {"text": "I live in Oslo.", "session": "s\udcff"},
+        {"text": "I live in Oslo.", "speaker": "Ann\udc80"},
+    ],
+)
+def test_lone_surrogates_are_refused_and_store_nothing(tmp_path: Path, item: dict) -> None:  # type: ignore[type-arg]
+    with Memory.open(tmp_path / "m", embedder=None) as mem:
+        with pytest.raises(ValidationError):
+            mem.remember_many([{"text": "I work at Acme."}, item])
+        assert mem.stats().episodes == 0 and mem.stats().assertions == 0
+
+
+def test_one_megabyte_at_the_limit_is_stored_whole_without_facts(tmp_path: Path) -> None:
+    text = ("I live in Lima. " * 62_500)[:1_000_000]
+    with Memory.open(tmp_path / "m", embedder=None) as mem:
+        ep = mem.remember(text, occurred_at="2024-01-01T00:00:00Z")
+        # a pasted document is kept, but sentence rules are for turns, not books
+        assert ep.facts == [] and mem.episode(ep.id).text == text
+        with pytest.raises(TooLarge):  # one character more: refused, and the batch with it
+            mem.remember_many([{"text": "I live in Oslo."}, {"text": text + "!"}])
+        assert mem.stats().episodes == 1 and mem.stats().assertions == 0
+
+
+def test_random_bytes_decoded_leniently_give_an_episode(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    garbage = bytes(rng.randrange(1, 256) for _ in range(4000)).decode("latin-1")
+    with Memory.open(tmp_path / "m", embedder=None) as mem:
+        ep = mem.remember(garbage, occurred_at="2024-01-01T00:00:00Z")
+        assert mem.episode(ep.id).text == garbage
+        assert mem.stats().episodes == 1
+
+
+def test_a_failure_inside_the_write_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory.open(tmp_path / "m", embedder=None) as mem:
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("disk on fire")
+
+        # the episodes are written first in the transaction; the facts then fail
+        monkeypatch.setattr(mem, "_write_assertions", broken)
+        with pytest.raises(RuntimeError):
+            mem.remember_many([{"text": "I moved to Berlin in 2021."}, {"text": "hello"}])
+        monkeypatch.undo()
+        assert mem.stats().episodes == 0 and mem.stats().assertions == 0
+        ep = mem.remember("I moved to Berlin in 2021.", occurred_at="2024-01-01T00:00:00Z")
+        assert [f.object for f in ep.facts] == ["Berlin"]

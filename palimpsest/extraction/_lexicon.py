@@ -278,6 +278,9 @@ SCHOOL_WORDS = {
     "university", "college", "school", "high", "elementary", "academy",
     "institute", "polytechnic", "conservatory", "kindergarten", "preschool",
     "nursery", "seminary", "mit", "ucl", "eth", "lse", "uni",
+    # universities usually named bare ("goes to Harvard", "started at Oxford")
+    "harvard", "yale", "princeton", "stanford", "oxford", "cambridge", "caltech",
+    "berkeley", "cornell", "mcgill", "sorbonne", "ucla", "nyu", "epfl", "tsinghua",
 }  # fmt: skip
 
 # Adverbs dropped from the verb group: they change neither polarity nor tense.

@@ -1,0 +1,245 @@
+"""Objects of a clause: noun phrases, lists of them, names and verb phrases.
+
+>>> _np(ctx, list(nlp("a small startup called Lumen")), 0).text   # doctest: +SKIP
+'Lumen'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._lexicon import BOUNDARY_ADVERBS, JOB_NOUNS, JOB_SUFFIXES, LANGUAGES, NOT_JOBS
+from ._tokens import _BAD_OBJECT_START, _DETERMINERS, Token, _Ctx, _ent, _lw, _name_span, _text
+
+
+@dataclass
+class _Obj:
+    tokens: list[Token]
+    end: int
+
+    @property
+    def text(self) -> str:
+        return _text(self.tokens)
+
+
+def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: bool = True) -> _Obj:
+    """The noun phrase at ``k``; ``located`` keeps "in <place>" ("a house in Leeds")."""
+    n = len(toks)
+    while k < n:
+        lw = _lw(toks[k])
+        if lw in _DETERMINERS or lw in ("new", "brand", "several", "many", "few"):
+            k += 1
+        elif (toks[k].like_num and not toks[k].text[:1].isdigit()) or (
+            toks[k].like_num and k + 1 < n and toks[k + 1].tag_ == "NNS"
+        ):
+            k += 1  # "two bikes" -> "bikes"
+        elif lw in ("little", "bit") and k + 1 < n and _lw(toks[k + 1]) in {"of"} | LANGUAGES:
+            k += 2 if _lw(toks[k + 1]) == "of" else 1
+        elif (
+            lw in ("some", "basic", "fluent", "conversational")
+            and k + 1 < n
+            and _lw(toks[k + 1]) in LANGUAGES
+        ):
+            k += 1
+        else:
+            break
+    items: list[Token] = []
+    gerund = k < n and toks[k].tag_ == "VBG" and toks[k].pos_ == "VERB"
+    while k < n:
+        t = toks[k]
+        lw = _lw(t)
+        if t.i in ctx.masked or (k + 1 < n and _lw(toks[k + 1]) == "ago"):
+            break  # "years ago", "a while ago": vague times the date reader leaves out
+        if lw in BOUNDARY_ADVERBS and t.pos_ in ("ADV", "ADJ", "NOUN", "INTJ"):
+            break
+        if t.tag_ == "POS" or lw in ("'s", "’s"):
+            if items:
+                items.append(t)
+                k += 1
+                continue
+            break
+        if t.is_punct:
+            if lw in ("-", "&", "+", "#", "/") and items:
+                items.append(t)
+                k += 1
+                continue
+            if lw == "," and place and items and k + 1 < n:
+                e = _name_span(toks, k + 1)
+                if (
+                    e > k + 1
+                    and _ent(toks[k + 1]) in ("GPE", "LOC")
+                    and (e >= n or toks[e].is_punct or toks[e].i in ctx.masked)
+                ):
+                    items.extend(toks[k:e])
+                    k = e
+                    continue
+            break
+        if t.pos_ in ("CCONJ", "SCONJ") or not any(ch.isalnum() for ch in t.text):
+            break  # emoji and symbols end an object too
+        if t.pos_ == "ADP":
+            nxt = toks[k + 1] if k + 1 < n else None
+            if items and lw == "of":
+                items.append(t)
+                k += 1
+                continue
+            if (
+                items
+                and lw == "in"
+                and nxt is not None
+                and _ent(nxt) in ("GPE", "LOC")
+                and items[-1].pos_ == "NOUN"
+                and not place
+                and located
+            ):
+                items.append(t)
+                k += 1
+                continue
+            if items and lw in ("before", "after") and nxt is not None and nxt.like_num:
+                items.append(t)
+                k += 1
+                continue
+            if gerund and lw not in ("with", "for", "on", "over", "than", "as", "because"):
+                items.append(t)
+                k += 1
+                continue
+            break
+        if lw in ("called", "named") and items and k + 1 < n:
+            end = _name_span(toks, k + 1, loose=True)
+            if end > k + 1:
+                # "a small startup called Lumen" -> "Lumen"
+                return _Obj(toks[k + 1 : end], end)
+            break
+        if (
+            t.pos_ in ("VERB", "AUX")
+            and not items
+            and t.tag_ == "VB"
+            and (k + 1 >= n or toks[k + 1].is_punct or _lw(toks[k + 1]) in ("and", "or"))
+        ):
+            # The small model tags some nouns as base verbs ("allergic to shellfish").
+            items.append(t)
+            k += 1
+            continue
+        if (
+            t.pos_ in ("VERB", "AUX")
+            and not (gerund and not items)
+            and t.tag_ not in ("VBN", "VBG")
+        ):
+            break
+        if t.pos_ == "VERB" and t.tag_ == "VBG" and items and not gerund:
+            break
+        if t.pos_ == "PRON" and (items or lw in _BAD_OBJECT_START):
+            break
+        if t.pos_ == "PART" and lw != "to":
+            break
+        if t.pos_ == "ADV" and not gerund and lw not in ("lactose",):
+            break
+        items.append(t)
+        k += 1
+    while items and (items[-1].pos_ in ("DET", "ADP", "CCONJ", "PART") or items[-1].tag_ == "POS"):
+        items.pop()
+    return _Obj(items, k)
+
+
+def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
+    out: list[_Obj] = []
+    n = len(toks)
+    while k < n:
+        obj = _np(ctx, toks, k)
+        if not obj.tokens:
+            break
+        out.append(obj)
+        k = obj.end
+        if k < n and _lw(toks[k]) in (",", "and", "or", "&"):
+            j = k + 1
+            while j < n and _lw(toks[j]) in (",", "and", "or", "&"):
+                j += 1
+            if j < n and _lw(toks[j]) in ("i", "we", "he", "she", "they", "you", "my"):
+                break
+            if j < n and toks[j].pos_ in ("VERB", "AUX") and toks[j].tag_ != "VBG":
+                break
+            k = j
+            continue
+        break
+    return out
+
+
+# Descriptions of a person that introduce a name ("dating a woman called Ana").
+_PERSON_NOUNS = {
+    "guy", "girl", "woman", "man", "lady", "boy", "person", "fellow", "chap", "bloke",
+}  # fmt: skip
+
+
+def _valid_obj(obj: _Obj) -> bool:
+    if not obj.tokens:
+        return False
+    first = _lw(obj.tokens[0])
+    if first in _BAD_OBJECT_START:
+        return False
+    nouny = any(t.pos_ in ("NOUN", "PROPN", "NUM", "X") or t.tag_ == "VBG" for t in obj.tokens)
+    # The small model tags some food and hobby words as adjectives ("cilantro").
+    lone_word = len(obj.tokens) == 1 and obj.tokens[0].pos_ in ("ADJ", "ADV", "VERB")
+    if not nouny and not lone_word:
+        return False
+    return len(obj.tokens) <= 8
+
+
+def _has_propn(obj: _Obj) -> bool:
+    return any(
+        t.pos_ == "PROPN" or _ent(t) in ("ORG", "GPE", "PRODUCT", "FAC", "PERSON")
+        for t in obj.tokens
+    )
+
+
+def _is_place(obj: _Obj) -> bool:
+    return any(_ent(t) in ("GPE", "LOC", "FAC") or t.pos_ == "PROPN" for t in obj.tokens)
+
+
+def _is_job(words: list[str]) -> bool:
+    if not words:
+        return False
+    phrase = " ".join(words)
+    head = words[-1]
+    if phrase in NOT_JOBS or head in NOT_JOBS:
+        return False
+    if phrase in JOB_NOUNS or head in JOB_NOUNS:
+        return True
+    return head.endswith(JOB_SUFFIXES) and len(head) > 5
+
+
+def _person(ctx: _Ctx, toks: list[Token], k: int) -> str | None:
+    n = len(toks)
+    while k < n and _lw(toks[k]) in _DETERMINERS:
+        k += 1
+    if (
+        k + 2 < n
+        and _lw(toks[k]) in _PERSON_NOUNS
+        and _lw(toks[k + 1]) in ("named", "called")
+        and _name_span(toks, k + 2) > k + 2
+    ):
+        k += 2  # "a guy named Ollie": the name, not the description
+    end = _name_span(toks, k)
+    if end == k:
+        return None
+    return _text(toks[k:end])
+
+
+def _verb_phrase(ctx: _Ctx, toks: list[Token], k: int) -> str | None:
+    """'move to Denver' from 'move to Denver next year': lemma of the verb + the rest."""
+    n = len(toks)
+    if k >= n or toks[k].pos_ not in ("VERB", "AUX"):
+        return None
+    words = [str(toks[k].lemma_).lower()]
+    j = k + 1
+    while j < n:
+        t = toks[j]
+        lw = _lw(t)
+        if t.i in ctx.masked or t.pos_ in ("SCONJ",) or lw in ("because", "so", "but", "and"):
+            break
+        if t.is_punct and lw not in ("-", "'", "’"):
+            break
+        if lw in BOUNDARY_ADVERBS or lw in ("with",):
+            break
+        words.append(t.text)
+        j += 1
+    phrase = " ".join(words).replace(" 's", "'s")
+    return phrase if len(words) <= 8 else None

@@ -1,0 +1,161 @@
+"""Who a clause is about: the speaker, a name, "my sister", "my job", a pet's name.
+
+>>> _subject(ctx, list(nlp("My sister Mira lives in Berlin."))).name   # doctest: +SKIP
+'Mira'
+"""
+
+from __future__ import annotations
+
+from ._lexicon import ATTRIBUTES, KIN, OTHER_KIN, PETS, VERB_FORMS
+from ._tokens import (
+    _BAD_SUBJECT_LABELS,
+    _DISCOURSE,
+    _TITLES,
+    Token,
+    _Ctx,
+    _ent,
+    _is_loose_name,
+    _is_name_token,
+    _kin_head,
+    _lw,
+    _name_span,
+    _noun_group,
+    _owner_of,
+    _Subject,
+    _text,
+)
+
+
+def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
+    n = len(toks)
+    i = 0
+    while i < n:
+        t = toks[i]
+        lw = _lw(t)
+        if t.i in ctx.masked or t.is_punct or t.pos_ in ("INTJ", "CCONJ") or lw in _DISCOURSE:
+            i += 1
+            continue
+        break
+    if i >= n:
+        return None
+    t = toks[i]
+    lw = _lw(t)
+    if lw in ("i", "we"):
+        return _Subject(ctx.speaker, "speaker", i + 1)
+    if lw == "you":
+        return _Subject(ctx.addressee, "person", i + 1) if ctx.addressee else None
+    if lw in ("he", "she", "they"):
+        return _Subject(ctx.last_person, "person", i + 1) if ctx.last_person else None
+    if lw == "the" and i + 1 < n and _lw(toks[i + 1]) == "user":
+        # tools, documents and other agents speak of the memory's owner as "the user"
+        return _Subject("user", "person", i + 2)
+    if (
+        lw in ("his", "her", "its", "their")
+        and ctx.pending is not None
+        and i + 1 < n
+        and _lw(toks[i + 1]) == "name"
+    ):
+        # "I got a kitten, her name is Mochi": the name belongs to the pending pet.
+        powner, prel = ctx.pending
+        return _Subject(None, "kinname", i + 2, owner=powner, rel=prel)
+    if lw in ("my", "our", "his", "her", "their", "your"):
+        owner = _owner_of(ctx, lw)
+        if owner is None:
+            return None
+        group, j = _noun_group(toks, i + 1)
+        if not group:
+            return None
+        words = [_lw(g) for g in group]
+        phrase = " ".join(words)
+        head, rel, is_ex = _kin_head(group)
+        if len(words) > 1 and " ".join(words[-2:]) in ATTRIBUTES:
+            # "my mother tongue" is an attribute, not my mother.
+            head, rel = "", None
+        if phrase in ("family", "household") or words[-1] in ("family", "household"):
+            return _Subject(owner, "speaker" if owner == ctx.speaker else "person", j)
+        if head and (head in KIN or head in PETS or head in OTHER_KIN or rel == "pet"):
+            k = j + 1 if j < n and _lw(toks[j]) == "," else j
+            end = _name_span(toks, k, loose=True)
+            if end > k:
+                name = _text(toks[k:end])
+                via = (owner, rel) if rel and not is_ex else None
+                end = end + 1 if end < n and _lw(toks[end]) == "," else end
+                return _Subject(name, "person", end, owner=owner, rel=rel, via=via)
+            if j + 1 < n and _lw(toks[j]) in ("'s", "’s") and _lw(toks[j + 1]) == "name":
+                return _Subject(None, "kinname", j + 2, owner=owner, rel=rel, noun=head)
+            if is_ex:
+                return None
+            label = f"{owner}'s {_text(group)}"
+            return _Subject(label, "kin", j, owner=owner, rel=rel, noun=head)
+        attr = _attribute(words)
+        if attr is not None:
+            return _Subject(None, "attr", j, owner=owner, rel=attr, noun=phrase)
+        return None
+    loose_start = (
+        _is_loose_name(t)
+        and i + 1 < n
+        and (
+            toks[i + 1].pos_ in ("VERB", "AUX")
+            or _lw(toks[i + 1]) in VERB_FORMS
+            or _lw(toks[i + 1]) in ("'s", "’s", "and")
+            or _is_loose_name(toks[i + 1])
+        )
+    )
+    if (
+        _is_name_token(t)
+        or loose_start
+        or (lw in _TITLES and i + 1 < n and _is_name_token(toks[i + 1]))
+    ):
+        end = _name_span(toks, i, loose=True)
+        if end == i:
+            return None
+        span = toks[i:end]
+        labels = {_ent(s) for s in span} - {""}
+        if labels & _BAD_SUBJECT_LABELS and "PERSON" not in labels:
+            return None
+        name = _text(span)
+        if end + 1 < n and _lw(toks[end]) == "and" and _lw(toks[end + 1]) == "i":
+            return _Subject(ctx.speaker, "speaker", end + 2, co=name)
+        if end < n and _lw(toks[end]) in ("'s", "’s"):
+            group, j = _noun_group(toks, end + 1)
+            if group:
+                words = [_lw(g) for g in group]
+                head, rel, is_ex = _kin_head(group)
+                if rel is not None and not is_ex:
+                    k = j + 1 if j < n and _lw(toks[j]) == "," else j
+                    nend = _name_span(toks, k)
+                    if nend > k:
+                        return _Subject(
+                            _text(toks[k:nend]),
+                            "person",
+                            nend,
+                            owner=name,
+                            rel=rel,
+                            via=(name, rel),
+                        )
+                    if j < n and _lw(toks[j]) in ("'s", "’s"):
+                        return _Subject(None, "kinname", j + 2, owner=name, rel=rel)
+                    return _Subject(
+                        f"{name}'s {_text(group)}", "kin", j, owner=name, rel=rel, noun=head
+                    )
+                attr = _attribute(words)
+                if attr is not None:
+                    return _Subject(None, "attr", j, owner=name, rel=attr, noun=" ".join(words))
+            return None
+        return _Subject(name, "person", end)
+    if t.pos_ == "NOUN" and t.tag_ in ("NNS", "NN") and i + 1 < n and toks[i + 1].pos_ == "AUX":
+        return _Subject(t.text, "plain", i + 1)
+    return None
+
+
+def _attribute(words: list[str]) -> str | None:
+    phrase = " ".join(words)
+    if words and words[0] in ("favorite", "favourite"):
+        return "prefers"
+    if phrase == "name":
+        return "name"
+    for size in (3, 2, 1):
+        key = " ".join(words[-size:])
+        if len(words) >= size and key in ATTRIBUTES:
+            return ATTRIBUTES[key]
+    return None
