@@ -1,6 +1,7 @@
-"""`palimpsest consolidate`: the nightly run and its reports.
+"""`palimpsest consolidate` and `palimpsest unmerge`: the nightly run, its reports, undo.
 
 $ palimpsest consolidate --dry-run
+$ palimpsest unmerge mg_0f3a…
 """
 
 from __future__ import annotations
@@ -24,13 +25,29 @@ def register(app: typer.Typer) -> None:
         history: Annotated[
             bool, typer.Option("--history", help="List earlier runs' reports instead.")
         ] = False,
+        full: Annotated[
+            bool, typer.Option("--full", help="Look at everything, not only what changed.")
+        ] = False,
+        merges: Annotated[
+            bool, typer.Option("--merges", help="List entity merges (ids for `unmerge`).")
+        ] = False,
         as_json: JsonOpt = False,
     ) -> None:
-        """The nightly consolidation: promote corroborated quarantined facts, reject those that
-        contradict trusted knowledge; every change with its reason. Exit 0 on success."""
+        """The nightly consolidation: dedupe episodes, merge entities, reconcile conflicts,
+        promote or reject quarantined facts, report ended facts, archive cold episodes;
+        every change with its reason. Exit 0 on success."""
         from .cli import _dump_json, _echo, _memory
 
         with _memory(ctx, create=False) as mem:
+            if merges:
+                rows = mem.merges()
+                if as_json:
+                    _dump_json(rows)
+                    return
+                for m in rows:
+                    state = "unmerged" if m["unmerged_at"] else "merged"
+                    _echo(f"{m['id']}  {m['loser_name']} -> {m['winner_name']}  ({state})")
+                return
             if history:
                 reports = mem.consolidation_reports()
                 if as_json:
@@ -39,11 +56,31 @@ def register(app: typer.Typer) -> None:
                 for r in reports:
                     _echo(f"{r.finished_at.isoformat()}  {r.summary}")
                 return
-            report = mem.consolidate(dry_run=dry_run)
+            report = mem.consolidate(dry_run=dry_run, full=full)
         if as_json:
-            _dump_json(report.model_dump(mode="json"))
+            _dump_json(report.model_dump(mode="json") | {"summary": report.summary})
             return
         _echo(("dry run: " if dry_run else "") + report.summary)
         for c in report.changes:
-            _echo(f"  {c.action:<10} {', '.join(c.targets)}")
-            _echo(f"             {c.reason}")
+            _echo(f"  {c.action:<12} {', '.join(c.targets)}")
+            _echo(f"               {c.reason}")
+        for action, n in sorted(report.omitted.items()):
+            _echo(f"  … and {n} more {action} (see --json)")
+
+    @app.command("unmerge")
+    def unmerge_cmd(
+        ctx: typer.Context,
+        merge_id: Annotated[str, typer.Argument(help="A merge id from `consolidate --merges`.")],
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Reverse an entity merge by new assertions (nothing is deleted); the pair is
+        not merged again by later runs."""
+        from .cli import _dump_json, _echo, _memory
+
+        with _memory(ctx, create=False) as mem:
+            change = mem.unmerge(merge_id)
+        if as_json:
+            _dump_json(change.model_dump(mode="json"))
+            return
+        _echo(change.reason)
+        _echo(f"  restored: {', '.join(change.targets[1:]) or 'nothing'}")

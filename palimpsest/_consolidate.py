@@ -1,73 +1,74 @@
-"""`Memory.consolidate`: promote, confirm or reject quarantined facts, with reasons.
+"""`Memory.consolidate`: the nightly run — dedupe, merge, reconcile, promote, expire, decay.
 
     >>> report = mem.consolidate()
     >>> report.summary
     '1 promoted'
 
-Decisions are pure (`consolidation.judge`); this mixin gathers their inputs
-and carries them out as ordinary assertions and retractions in one write
-transaction, so a crash leaves either all of a run or none of it. A promotion
-is a new assertion recorded at run time, citing the union of the evidence; the
-quarantined claims it rests on are retracted with the reason. A second run
-right after finds nothing to do. Each run's report is kept as JSON in
-`<memory>/reports/`.
+Steps run in that order, each recording what it changed and why (`report.changes`),
+each in its own write transaction. A run reads only what changed since the
+watermark of the last successful run (kept in the store's `Meta`), so a second
+run right after the first finds nothing and says so. The watermark moves only
+when every step has finished: a run killed midway leaves finished steps written,
+the rest untouched, and the next run (recomputing every decision from what is
+stored) completes the work. Each run's report is kept as JSON in
+`<memory>/reports/`, with a one-line human summary.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import Any
 
+from ._consolidate_merge import _Merge
+from ._consolidate_promote import _Promote
+from ._consolidate_steps import _Steps
 from ._time import TimeLike, opt_utc
-from ._writes import _Writes
-from .consolidation import Claim, EvidenceInfo, judge
-from .models import ConsolidationChange, ConsolidationReport
-from .temporal import visible
+from .consolidation import Run
+from .models import ConsolidationReport
 
 REPORTS = "reports"
+STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay")
 
 
-class _Consolidate(_Writes):
+class _Consolidate(_Steps, _Merge, _Promote):
     def consolidate(
         self,
         *,
         now: TimeLike | None = None,
         dry_run: bool = False,
+        full: bool = False,
         namespace: str | None = None,
     ) -> ConsolidationReport:
-        """Run the nightly consolidation over one namespace; idempotent."""
+        """Run the nightly consolidation over one namespace; idempotent.
+
+        >>> mem.consolidate(dry_run=True).changes
+
+        `full=True` ignores the watermark and looks at everything again.
+        """
         ns = self._ns(namespace)
         with self._lock:
             started = opt_utc(now, name="now") or self.now()
-            decisions, names = self._decide(ns, started)
-            changes = [
-                ConsolidationChange(
-                    step="promote" if d.action != "reject" else "reject",
-                    action={"promote": "promoted", "confirm": "confirmed", "reject": "rejected"}[
-                        d.action
-                    ],
-                    targets=list(d.claims),
-                    reason=f"{names[d.key]}: {d.reason}",
-                )
-                for d in decisions
-            ]
-            if not dry_run and decisions:
+            since = None if full else self._cs.watermark(ns)
+            run = Run(ns, started, since, dry_run)
+            # a full pass (no watermark) asks each step's own question of the whole store
+            run.slots = set() if since is None else self._cs.changed_slots(ns, since)
+            for step in STEPS:
+                self._step_hook(step)
+                getattr(self, f"_{step}_step")(run)
+            if not dry_run:
                 with self._store.write():
-                    for d, change in zip(decisions, changes, strict=True):
-                        new_id = self._carry_out(ns, d, change.reason)
-                        if new_id:
-                            change.targets.append(new_id)
-            counts: dict[str, int] = {}
-            for c in changes:
-                counts[c.action] = counts.get(c.action, 0) + 1
+                    # our own writes are recorded at or before the last K: the next run
+                    # starts there (>=), so nothing written concurrently is skipped
+                    mark = max(t for t in (self._last_k, started) if t is not None)
+                    self._cs.set_watermark(ns, mark)
             report = ConsolidationReport(
                 namespace=ns,
                 started_at=started,
                 finished_at=self.now(),
                 dry_run=dry_run,
-                changes=changes,
-                counts=counts,
+                changes=run.changes,
+                counts=run.counts,
+                since=since,
+                omitted=run.omitted,
             )
             if not dry_run:
                 self._keep_report(report)
@@ -79,96 +80,37 @@ class _Consolidate(_Writes):
         folder = self._store.directory / REPORTS
         out = []
         for f in sorted(folder.glob("consolidation-*.json")) if folder.is_dir() else []:
-            report = ConsolidationReport.model_validate_json(f.read_text(encoding="utf-8"))
+            data = json.loads(f.read_text(encoding="utf-8"))
+            data.pop("summary", None)  # kept for people reading the file; derived
+            report = ConsolidationReport.model_validate(data)
             if report.namespace == ns:
                 out.append(report)
         return out
-
-    def _decide(self, ns: str, now: datetime) -> tuple[list[Any], dict[tuple[str, str], str]]:
-        rows = self._store.quarantined_claims(ns)
-        if not rows:
-            return [], {}
-        states = self._states({r["slot_id"]: {"id": r["slot_id"]} for r in rows})
-        claims: list[Claim] = []
-        trusted: dict[tuple[str, str], str] = {}
-        believed: dict[str, str | None] = {}
-        names: dict[tuple[str, str], str] = {}
-        for r in rows:
-            st = states[r["slot_id"]]
-            card = self._cardinality(ns, r["slot_id"])
-            claims.append(
-                Claim(
-                    id=r["id"],
-                    slot_id=r["slot_id"],
-                    object_id=r["object_id"],
-                    cardinality=card,
-                    valid_from=r["valid_from"],
-                    origin=r["origin"] or "api",
-                    evidence=tuple(r["evidence"] or ()),
-                )
-            )
-            key = (r["slot_id"], r["object_id"])
-            names[key] = (
-                f"{st.row['subject']} {st.row['predicate']} {self._name_of(r['object_id'])}"
-            )
-            for a in st.log:
-                if a["op"] == "assert" and not a["quarantined"] and a["retracted_at"] is None:
-                    trusted.setdefault((a["slot_id"], a["object_id"]), a["id"])
-            at = r["valid_from"] or now
-            held = [
-                v["object_id"]
-                for v in st.versions
-                if v["expired_at"] is None  # believed now
-                and not v["quarantined"]
-                and visible(v, known_at=None, valid_at=at)
-            ]
-            believed[r["id"]] = held[0] if held else None
-        episodes = {e for c in claims for e in c.evidence}
-        evidence = {}
-        for eid in episodes:
-            ep = self._store.episode(eid)
-            if ep is not None:
-                evidence[eid] = EvidenceInfo(ep["fingerprint"], ep["session"])
-        decisions = judge(claims, evidence=evidence, trusted=trusted, believed=believed)
-        return decisions, names
-
-    def _carry_out(self, ns: str, d: Any, reason: str) -> str | None:
-        new_id = None
-        if d.action == "promote":
-            rows = [r for r in (self._store.assertion(c) for c in d.claims) if r is not None]
-            # the widest claim sets the window: "since always" and earliest starts first
-            first = min(rows, key=lambda r: (r["valid_from"] is not None, r["valid_from"] or 0))
-            st = self._states({first["slot_id"]: {"id": first["slot_id"]}})[first["slot_id"]]
-            evidence: list[str] = []
-            for row in rows:
-                evidence += [e for e in row["evidence"] or [] if e not in evidence]
-            parsed = {
-                "op": "assert",
-                "subject": st.row["subject"],
-                "predicate": st.row["predicate"],
-                "object": self._name_of(first["object_id"]),
-                "valid_from": first["valid_from"],
-                "valid_to": first["valid_to"],
-                "reference": None,
-                "confidence": float(first["confidence"]),
-                "author_kind": first["author_kind"],
-                "evidence": evidence,
-                "quarantined": False,
-                "origin": "promotion",
-            }
-            new_id = self._write_assertions(ns, [parsed])[0].id
-            reason = f"{reason}; promoted as {new_id}"
-        elif d.action == "confirm":
-            reason = f"{reason} ({d.support})"
-        for cid in d.claims:
-            self.retract(cid, reason=f"consolidation: {reason}", namespace=ns)
-        return new_id
 
     def _keep_report(self, report: ConsolidationReport) -> None:
         folder = self._store.directory / REPORTS
         folder.mkdir(exist_ok=True)
         stamp = report.finished_at.strftime("%Y%m%dT%H%M%S%fZ")
-        target = folder / f"consolidation-{stamp}-{report.namespace}.json"
+        n = 1
+        # a counter orders two runs within one clock reading (a frozen test clock)
+        while (
+            target := folder / f"consolidation-{stamp}-{n:03d}-{report.namespace}.json"
+        ).exists():
+            n += 1
         tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report.model_dump(mode="json"), indent=2), encoding="utf-8")
+        data = report.model_dump(mode="json") | {"summary": report.summary}
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         tmp.replace(target)
+        target.with_suffix(".txt").write_text(_human(report), encoding="utf-8")
+
+
+def _human(report: ConsolidationReport) -> str:
+    lines = [
+        f"consolidation of {report.namespace!r} at {report.finished_at.isoformat()}",
+        f"since {report.since.isoformat() if report.since else 'the beginning'}: " + report.summary,
+    ]
+    for c in report.changes:
+        lines.append(f"  {c.step:<9} {c.action:<12} {c.reason}")
+    for action, n in sorted(report.omitted.items()):
+        lines.append(f"  … and {n} more {action}")
+    return "\n".join(lines) + "\n"

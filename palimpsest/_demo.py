@@ -381,9 +381,10 @@ def run(
             )
             check = walkthrough(mem, story, out) if source == DEMO_DATA else Checker(out)
         reading_demo(out)
-        _header(out, "9. Not in this build yet")
-        out("  consolidation's dedupe, entity merge and decay steps, export/import and the")
-        out("  MCP tools arrive with their issues; the demo does not imitate them.")
+        _header(out, "9. Where to go next")
+        out("  palimpsest consolidate --history   every nightly run, each change with its reason")
+        out("  palimpsest export -o memory.jsonl  the whole log; `palimpsest import` restores it")
+        out("  palimpsest serve / palimpsest mcp  the same memory over HTTP or to an MCP client")
         out("")
         if check.failures:
             out(f"{len(check.failures)} answer(s) did not match the story:")

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ._consolidate_reads import contested_versions, entity_asof
 from ._core import (
     _MIN,
     _Core,
@@ -86,6 +87,7 @@ class _Reads(_Core):
             subj_id = self._entity_id(ns, subject, field="subject")
             if subj_id is None:
                 return []
+            subj_id = entity_asof(self._store, ns, subject, subj_id, known_at=k)
         if obj is not None:
             obj_ent = self._entity(ns, obj, field="object")
             if obj_ent is None:
@@ -133,6 +135,8 @@ class _Reads(_Core):
         known_at: datetime,
         retracted: Mapping[str, datetime | None] | None = None,
     ) -> list[Fact]:
+        rows = list(rows)
+        contested = contested_versions(self._store, rows, known_at=known_at)
         out = []
         for r in rows:
             status = version_status(
@@ -142,6 +146,7 @@ class _Reads(_Core):
                 quarantined=r["quarantined"],
                 known_at=known_at,
                 valid_at=valid_at,
+                contested=r["id"] in contested,
             )
             out.append(_fact_model(r, status))
         return out
@@ -204,6 +209,9 @@ class _Reads(_Core):
         if ent is None:
             raise NotFound(f"no entity named {str(name)[:80]!r}", name=str(name)[:80])
         v, k = self._times(valid_at, known_at)
+        then = entity_asof(self._store, ns, name, ent.id, known_at=k)  # the name before a merge
+        if then != ent.id and (row := self._store.entity(then)) is not None:
+            ent = _entity_model(row)
         out_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, subject_id=ent.id)
         in_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, object_id=ent.id)
         return EntityProfile(

@@ -23,8 +23,11 @@ EpisodeKind = Literal["fact", "opinion", "event", "social"]
 ObjectKind = Literal["entity", "value"]
 # current: believed, valid now or later; ended: believed, its window closed;
 # superseded/retracted: no longer believed; erased: a content-free tombstone;
-# quarantined: stored but kept out of facts and snapshots until promoted.
-FactStatus = Literal["current", "ended", "superseded", "retracted", "erased", "quarantined"]
+# quarantined: stored but kept out of facts and snapshots until promoted;
+# contested: believed, but its sources disagree (consolidation could not decide).
+FactStatus = Literal[
+    "current", "ended", "superseded", "retracted", "erased", "quarantined", "contested"
+]
 
 
 def _aware(v: datetime) -> datetime:
@@ -241,9 +244,12 @@ class ConsolidationReport(_Model):
     dry_run: bool = False
     changes: list[ConsolidationChange] = Field(default_factory=list)
     counts: dict[str, int] = Field(default_factory=dict)
+    since: UTCDatetime | None = None  # the watermark: only what changed from then was read
+    omitted: dict[str, int] = Field(default_factory=dict)  # counted, not listed (per action)
 
     @property
     def summary(self) -> str:
-        if not self.changes:
+        if not self.counts:
             return "nothing to consolidate"
-        return ", ".join(f"{n} {what}" for what, n in sorted(self.counts.items()))
+        # in the order the steps ran (dedupe, merge, reconcile, promote, expire, decay)
+        return ", ".join(f"{n} {what}" for what, n in self.counts.items())

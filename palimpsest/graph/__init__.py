@@ -6,6 +6,7 @@
 Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
 """
 
+from ._consolidation import ConsolidationStore
 from ._db import Database, check_params
 from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
@@ -16,6 +17,7 @@ __all__ = [
     "DB_FILE",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "ConsolidationStore",
     "Database",
     "RecallStore",
     "Store",

@@ -76,9 +76,28 @@ _V2 = (
     " emb FLOAT[384], ctx FLOAT[384])",
 )
 
+# --- migration 3: consolidation ------------------------------------------------------
+# Entity merges (reversible: the moved assertions as "old>new" pairs), contested
+# one-valued claims (a bitemporal marker: recorded_at / resolved_at), near-duplicate
+# episodes (the copy points at the one kept) and the reasons behind assertions that
+# consolidation wrote. Written once; only the TIMESTAMP columns are ever SET.
+_V3 = (
+    "CREATE NODE TABLE IF NOT EXISTS EntityMerge(id STRING PRIMARY KEY, namespace STRING,"
+    " winner STRING, loser STRING, keys STRING[], moved STRING[], reason STRING,"
+    " merged_at TIMESTAMP, unmerged_at TIMESTAMP)",
+    "CREATE NODE TABLE IF NOT EXISTS Contest(id STRING PRIMARY KEY, namespace STRING,"
+    " slot_id STRING, valid_from TIMESTAMP, objects STRING[], reason STRING,"
+    " recorded_at TIMESTAMP, resolved_at TIMESTAMP)",
+    "CREATE NODE TABLE IF NOT EXISTS EpisodeDup(id STRING PRIMARY KEY, namespace STRING,"
+    " canonical STRING, similarity DOUBLE, recorded_at TIMESTAMP)",
+    "CREATE NODE TABLE IF NOT EXISTS Decision(id STRING PRIMARY KEY, namespace STRING,"
+    " step STRING, reason STRING, recorded_at TIMESTAMP)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "bitemporal core", _V1),
     Migration(2, "recall: episode search text and embeddings", _V2),
+    Migration(3, "consolidation: merges, contests, duplicates, decisions", _V3),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-Status = Literal["current", "ended", "superseded", "retracted", "erased", "quarantined"]
+Status = Literal[
+    "current", "ended", "superseded", "retracted", "erased", "quarantined", "contested"
+]
 
 
 def version_status(
@@ -24,6 +26,7 @@ def version_status(
     quarantined: bool,
     known_at: datetime,
     valid_at: datetime,
+    contested: bool = False,
 ) -> Status:
     """Status of a version as seen from (valid_at, known_at)."""
     if expired_at is not None and expired_at <= known_at:
@@ -38,7 +41,7 @@ def version_status(
         return "quarantined"
     if valid_to is not None and valid_to <= valid_at:
         return "ended"
-    return "current"
+    return "contested" if contested else "current"
 
 
 def visible(

@@ -1,0 +1,278 @@
+"""Consolidation step 2: merge entities that are one, reversibly; and `unmerge`.
+
+    >>> mem.consolidate().counts.get("merged")
+    1
+    >>> mem.unmerge("mg_…")
+
+A merge is itself a bitemporal event. At run time K every standing assertion
+about a loser (as subject or object) is asserted again on the winner, with its
+window, evidence, author and quarantine unchanged (origin "merge"), and the
+original is retracted with the reason "merged into X". The loser's name and
+alias keys then point at the winner, whose aliases list them. Queries known
+before K see exactly what they saw before; nothing is deleted. `unmerge`
+reverses it the same way: the moved copies are retracted, copies of the
+originals are asserted again on the loser and its keys point back at it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._consolidate_base import _Base
+from ._consolidate_reads import forget
+from ._core import _entity_model, _new_id
+from .consolidation import Cluster, Run, candidates, clusters, distinctive
+from .consolidation._merge import RELATIVE
+from .errors import Conflict, NotFound, ValidationError
+from .models import ConsolidationChange
+
+# above this many distinctive names, name similarity is skipped (embedding them all
+# each run would cost more than it finds); exact, alias and "my X" links still merge
+EMBED_MAX = 2000
+
+
+class _Merge(_Base):
+    def _merge_step(self, run: Run) -> None:
+        ns = run.namespace
+        user = self._entity_id(ns, "user", field="speaker")
+        # no new names: only a changed fact of the user's can link "my sister" to someone
+        user_changed = user is not None and any(s.split("\x1f")[1] == user for s in run.slots)
+        if (
+            run.since is not None
+            and not user_changed
+            and not self._cs.new_entity_count(ns, run.since)
+        ):
+            return
+        rows = self._cs.entity_rows(ns)
+        merges = self._cs.merges(ns)
+        merged = {m["loser"] for m in merges if m["unmerged_at"] is None}
+        blocked = [frozenset((m["winner"], m["loser"])) for m in merges if m["unmerged_at"]]
+        ents = [r for r in rows if r["id"] not in merged]
+        new = None
+        if run.since is not None:
+            new = {
+                r["id"]
+                for r in ents
+                if (r["created_at"] and r["created_at"] >= run.since) or RELATIVE.match(r["key"])
+            }
+        pairs = candidates(
+            ents,
+            linked=self._linked(ns, user, ents),
+            vectors=self._name_vectors(ents),
+            new=new,
+            blocked=blocked,
+            exclude={user} if user else set(),
+        )
+        by_id = {r["id"]: r for r in ents}
+        found = clusters(pairs, ents)
+        if not found or run.dry_run:
+            for cluster in found:
+                self._merge_cluster(run, cluster, by_id, {})
+            return
+        # what each loser is part of, read once; copies made by earlier merges join in
+        losers = {loser for c in found for loser in c.losers}
+        touching: dict[str, dict[str, dict[str, Any]]] = {loser: {} for loser in losers}
+        for a in self._cs.touching(ns, sorted(losers)):
+            for eid in (a["slot_id"].split("\x1f")[1], a["object_id"]):
+                if eid in losers:
+                    touching[eid][a["id"]] = a
+        for cluster in found:
+            self._step_hook("merge")
+            self._merge_cluster(run, cluster, by_id, touching)
+
+    def _linked(self, ns: str, user: str | None, ents: list[dict[str, Any]]) -> dict[str, str]:
+        """ "my sister" -> the one entity the user's believed sibling facts name."""
+        relative = [(e["id"], m.group(1)) for e in ents if (m := RELATIVE.match(e["key"]))]
+        if user is None or not relative:
+            return {}
+        held: dict[str, set[str]] = {}
+        for f in self._cs.relation_facts(ns, user):
+            held.setdefault(f["predicate"], set()).add(f["object_id"])
+        out = {}
+        for eid, word in relative:
+            pred = self._find_predicate(ns, word)
+            objects = held.get(pred.name, set()) if pred else set()
+            if len(objects) == 1:
+                out[eid] = next(iter(objects))
+        return out
+
+    def _name_vectors(self, ents: list[dict[str, Any]]) -> dict[str, Any] | None:
+        things = [
+            e
+            for e in ents
+            if e.get("type") != "value" and distinctive(e["name"]) and not RELATIVE.match(e["key"])
+        ]
+        if self._embedder is None or not 1 < len(things) <= EMBED_MAX:
+            return None
+        vecs = self._embedder.embed([e["name"] for e in things])
+        return {e["id"]: vecs[i] for i, e in enumerate(things)}
+
+    def _merge_cluster(
+        self,
+        run: Run,
+        cluster: Cluster,
+        by_id: dict[str, Any],
+        touching: dict[str, dict[str, dict[str, Any]]],
+    ) -> None:
+        ns = run.namespace
+        winner = by_id[cluster.winner]
+        why = "; ".join(cluster.reasons)
+        for loser_id in cluster.losers:
+            loser = by_id[loser_id]
+            merge_id = _new_id("mg")
+            reason = f"{loser['name']!r} merged into {winner['name']!r} ({merge_id}): {why}"
+            change = run.add("merge", "merged", [merge_id, winner["id"], loser_id], reason)
+            if run.dry_run:
+                continue
+            try:
+                with self._store.write():
+                    moved = self._move(
+                        ns,
+                        {loser_id: winner["id"]},
+                        touching,
+                        f"merged into {winner['name']} ({merge_id})",
+                    )
+                    keys = [k.split("\x1f", 1)[1] for k in self._cs.keys_of(loser_id)]
+                    self._store.add_entity_keys((ns, key, winner["id"]) for key in keys)
+                    row = self._store.entity(winner["id"]) or winner
+                    aliases = sorted(set(row["aliases"] or []) | set(keys))
+                    self._cs.set_aliases(winner["id"], aliases)
+                    self._cs.create_merge(
+                        {
+                            "id": merge_id,
+                            "namespace": ns,
+                            "winner": winner["id"],
+                            "loser": loser_id,
+                            "keys": keys,
+                            "moved": [f"{old}>{new}" for old, new in moved],
+                            "reason": reason[:2000],
+                            "merged_at": self._tick(),
+                        }
+                    )
+                    for _, new_id in moved:
+                        self._note_decision(ns, new_id, "merge", reason)
+            finally:
+                # names now point elsewhere (or, rolled back, do not): drop cached lookups
+                self._forget_cache()
+                forget(self._store)
+            change.targets.extend(new for _, new in moved)
+            run.slots |= self._cs_slots([new for _, new in moved])
+
+    def _cs_slots(self, ids: list[str]) -> set[str]:
+        return {a["slot_id"] for a in (self._store.assertion(i) for i in ids) if a}
+
+    def _move(
+        self,
+        ns: str,
+        mapping: dict[str, str],
+        touching: dict[str, dict[str, dict[str, Any]]],
+        reason: str,
+    ) -> list[tuple[str, str]]:
+        """Assert every standing assertion touching a mapped entity again with the
+        entity replaced; retract the originals. (old id, new id) pairs.
+
+        `touching` (entity id -> standing assertions) was read before the step;
+        each row is checked again, and the copies made here are added to it, so
+        a later merge in the same run moves them too."""
+        olds: dict[str, dict[str, Any]] = {}
+        for src in mapping:
+            for aid in touching.get(src, {}):
+                row = self._store.assertion(aid)
+                if row is not None and row["retracted_at"] is None:
+                    olds[aid] = row
+        ordered = sorted(olds.values(), key=lambda a: (a["recorded_at"], a["seq"]))
+        if not ordered:
+            return []
+        parsed = [self._copy_of(a, mapping, origin="merge") for a in ordered]
+        written = self._write_assertions(ns, parsed)
+        for a in ordered:
+            self.retract(a["id"], reason=reason, namespace=ns)
+        for f in written:
+            for eid in (f.subject_id, f.object_id):
+                if eid is not None and eid in touching:
+                    row = self._store.assertion(f.id)
+                    if row is not None:
+                        touching[eid][f.id] = row
+        return [(a["id"], f.id) for a, f in zip(ordered, written, strict=True)]
+
+    def _copy_of(
+        self, a: dict[str, Any], mapping: dict[str, str], *, origin: str
+    ) -> dict[str, Any]:
+        _, subject_id, predicate = a["slot_id"].split("\x1f")
+        obj = a["object_id"]
+        return {
+            "op": a["op"],
+            "subject": self._name_of(mapping.get(subject_id, subject_id)),
+            "predicate": predicate,
+            "object": None if obj is None else self._name_of(mapping.get(obj, obj)),
+            "valid_from": a["valid_from"],
+            "valid_to": a["valid_to"],
+            "reference": None,
+            "confidence": float(a["confidence"]),
+            "author_kind": a["author_kind"],
+            "evidence": list(a["evidence"] or []),
+            "quarantined": bool(a["quarantined"]),
+            "origin": origin,
+        }
+
+    def unmerge(self, merge_id: str, *, namespace: str | None = None) -> ConsolidationChange:
+        """Reverse a merge by new assertions (nothing is deleted); it is not proposed again.
+
+        >>> mem.unmerge("mg_0f3a…")
+        """
+        ns = self._ns(namespace)
+        if not isinstance(merge_id, str) or not merge_id:
+            raise ValidationError("merge id: a non-empty string", field="id")
+        with self._lock:
+            m = self._cs.merge(merge_id)
+            if m is None or m["namespace"] != ns:
+                raise NotFound(f"no merge {merge_id[:80]!r}", id=merge_id[:80])
+            if m["unmerged_at"] is not None:
+                raise Conflict(f"{merge_id} was already unmerged", id=merge_id)
+            loser = self._store.entity(m["loser"])
+            winner = self._store.entity(m["winner"])
+            if loser is None or winner is None:
+                raise NotFound(f"an entity of {merge_id} was erased", id=merge_id)
+            why = f"unmerged {merge_id}"
+            restored: list[str] = []
+            with self._store.write():
+                self._store.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
+                keep = [a for a in winner["aliases"] or [] if a not in set(m["keys"])]
+                self._cs.set_aliases(winner["id"], keep)
+                self._forget_cache()
+                pairs = [p.split(">", 1) for p in m["moved"] or []]
+                copies = []
+                for old, new in pairs:
+                    row = self._store.assertion(new)
+                    if row is not None and row["retracted_at"] is None:
+                        self.retract(new, reason=why, namespace=ns)
+                    orig = self._store.assertion(old)
+                    if orig is not None:
+                        copies.append(self._copy_of(orig, {}, origin="unmerge"))
+                restored = [f.id for f in self._write_assertions(ns, copies)]
+                for rid in restored:
+                    self._note_decision(ns, rid, "unmerge", why)
+                self._cs.set_unmerged(merge_id, self._tick())
+            self._forget_cache()
+            forget(self._store)
+            name = _entity_model(loser).name
+            return ConsolidationChange(
+                step="unmerge",
+                action="unmerged",
+                targets=[merge_id, *restored],
+                reason=f"{name!r} separated again from {winner['name']!r}",
+            )
+
+    def merges(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every merge recorded (id, winner, loser, keys, reason, merged_at, unmerged_at)."""
+        ns = self._ns(namespace)
+        out = []
+        for m in self._cs.merges(ns):
+            out.append(
+                {
+                    **m,
+                    "winner_name": self._name_of(m["winner"]),
+                    "loser_name": self._name_of(m["loser"]),
+                }
+            )
+        return out

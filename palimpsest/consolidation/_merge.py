@@ -1,0 +1,179 @@
+"""Which entities are the same one, grouped with networkx, and which name wins.
+
+    >>> pairs = candidates(entities, linked={"en_sis": "en_mira"})
+    >>> [(c.winner, c.losers) for c in clusters(pairs, entities)]
+    [('en_mira', ('en_sis',))]
+
+Evidence that two entities are one, strongest first:
+- the same normalised name (accents, case, punctuation and a leading "the" folded);
+- one lists the other's name among its aliases;
+- "my sister" once the speaker's facts name exactly one sibling (`linked`);
+- embedding similarity of the names, guarded: short or low-entropy names
+  ("Al", "aaa", "123") never merge on similarity alone.
+Pairs become a graph; each connected component is one entity. The winner is a
+proper name (not "my …"), then the oldest, then the longest name. Values (ages,
+dates) never merge by similarity. Pairs a user has unmerged are never proposed again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+SIMILARITY = 0.92
+MIN_CHARS = 5
+MIN_ENTROPY = 2.0  # bits per character
+_PUNCT = re.compile(r"[^\w\s]")
+RELATIVE = re.compile(r"^(?:my|our) (\w+)$")
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    winner: str
+    losers: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+def normalise(name: str) -> str:
+    """A name folded for comparison: "The  Café-Bar" -> "cafe bar"."""
+    if name.isascii():  # the common case: nothing to fold but case
+        text = name.casefold()
+    else:
+        text = unicodedata.normalize("NFKD", name)
+        text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = _PUNCT.sub(" ", text)
+    words = text.split()
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    return " ".join(words)
+
+
+def distinctive(name: str) -> bool:
+    """Long and varied enough for a similarity match to mean something."""
+    text = normalise(name).replace(" ", "")
+    if len(text) < MIN_CHARS or text.isdigit():
+        return False
+    counts = Counter(text)
+    entropy = -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+    return entropy >= MIN_ENTROPY
+
+
+def candidates(
+    entities: Sequence[Mapping[str, Any]],
+    *,
+    linked: Mapping[str, str] | None = None,
+    vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
+    new: set[str] | None = None,
+    blocked: Iterable[frozenset[str]] = (),
+    exclude: set[str] | None = None,
+) -> list[Pair]:
+    """Pairs of entity ids that denote one entity. `entities`: id, name, key, type,
+    aliases; `linked`: "my X" entity -> the one entity X names; `vectors`: name
+    embeddings; `new`: only pairs touching these ids (None: all); `blocked`: pairs
+    unmerged by hand; `exclude`: ids never merged (the speaker)."""
+    skip = exclude or set()
+    never = set(blocked)
+    ents = [e for e in entities if e["id"] not in skip]
+    out: dict[frozenset[str], Pair] = {}
+
+    def add(a: str, b: str, reason: str) -> None:
+        pair = frozenset((a, b))
+        if a == b or pair in never or pair in out:
+            return
+        if new is not None and a not in new and b not in new:
+            return
+        lo, hi = sorted((a, b))
+        out[pair] = Pair(lo, hi, reason)
+
+    by_norm: dict[tuple[str, str], list[str]] = {}
+    by_key: dict[str, str] = {}
+    for e in ents:
+        norm = normalise(e["name"])
+        if norm:
+            kind = "value" if e.get("type") == "value" else "thing"
+            by_norm.setdefault((kind, norm), []).append(e["id"])
+        by_key.setdefault(e["key"], e["id"])
+    for (_, norm), ids in by_norm.items():
+        for other in ids[1:]:
+            add(ids[0], other, f"same normalised name {norm!r}")
+    for e in ents:
+        for alias in e.get("aliases") or []:
+            match = by_key.get(alias)
+            if match is not None:
+                add(e["id"], match, f"{alias!r} is an alias of {e['name']!r}")
+    names = {e["id"]: e["name"] for e in ents}
+    for rel, target in (linked or {}).items():
+        if rel in names and target in names:
+            add(rel, target, f"{names[rel]!r} names {names[target]!r}")
+    if vectors:
+        _similar(ents, vectors, new, add)
+    return sorted(out.values(), key=lambda p: (p.a, p.b))
+
+
+def _similar(
+    ents: Sequence[Mapping[str, Any]],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
+    new: set[str] | None,
+    add: Any,
+) -> None:
+    pool = [
+        e
+        for e in ents
+        if e["id"] in vectors
+        and e.get("type") != "value"
+        and distinctive(e["name"])
+        and not RELATIVE.match(e["key"])
+    ]
+    if len(pool) < 2:
+        return
+    m = np.stack([vectors[e["id"]] for e in pool]).astype(np.float32)
+    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    rows = [i for i, e in enumerate(pool) if new is None or e["id"] in new]
+    for i in rows:
+        sims = m @ m[i]
+        for j in np.nonzero(sims >= SIMILARITY)[0]:
+            if int(j) != i:
+                s = float(sims[j])
+                add(pool[i]["id"], pool[int(j)]["id"], f"names {s:.2f} similar")
+
+
+def clusters(pairs: Sequence[Pair], entities: Sequence[Mapping[str, Any]]) -> list[Cluster]:
+    """Connected components of the candidate pairs, each with its winner."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for p in pairs:
+        g.add_edge(p.a, p.b, reason=p.reason)
+    info = {e["id"]: e for e in entities}
+    out = []
+    for comp in nx.connected_components(g):
+        ids = sorted(comp)
+        winner = min(ids, key=lambda i: _rank(info.get(i, {"id": i, "name": i, "key": i})))
+        reasons = sorted({d["reason"] for _, _, d in g.subgraph(ids).edges(data=True)})
+        out.append(Cluster(winner, tuple(i for i in ids if i != winner), tuple(reasons)))
+    return sorted(out, key=lambda c: c.winner)
+
+
+def _rank(e: Mapping[str, Any]) -> tuple[bool, Any, int, str]:
+    created = e.get("created_at")
+    return (
+        bool(RELATIVE.match(e.get("key") or "")),
+        (created is None, created or 0),
+        -len(e.get("name") or ""),
+        e["id"],
+    )
