@@ -1,0 +1,66 @@
+"""The export format's constants, its time encoding, and format sniffing.
+
+    >>> sniff('{"record": "header", "format": "palimpsest-export", "version": 1}')
+    'export'
+
+An export is JSON Lines: a header record, then one record per stored row
+(`predicate`, `entity`, `entity_key`, `episode`, `slot`, `assertion`,
+`tombstone`, and `aux` for consolidation's tables, typed by the header's
+`tables`), then an `end` record with the counts, so a truncated file is
+refused rather than half-restored. Rows carry no namespace: the importer
+decides where they go.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+FORMAT = "palimpsest-export"
+VERSION = 1
+KINDS = ("predicate", "entity", "entity_key", "episode", "slot", "assertion", "tombstone", "aux")
+# Kùzu column types an `aux` record (a consolidation table row) may carry
+AUX_TYPES = ("STRING", "TIMESTAMP", "DOUBLE", "INT64", "BOOL", "STRING[]")
+FORMATS = ("facts", "export", "transcript", "locomo", "mcp-memory")
+
+
+def fmt_time(t: datetime | None) -> str | None:
+    """Aware UTC datetime -> ISO-8601 with a `Z` and microseconds (lossless)."""
+    if t is None:
+        return None
+    return t.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def sniff(first: str) -> str:
+    """The import format a file's first non-blank line suggests (one of `FORMATS`).
+
+    A JSON array, or an object with `conversation`, is LoCoMo; the export has a
+    header; `subject` marks assert_fact items; `entityType` or `relationType`
+    (the MCP memory server's memory.json); `text` marks transcript turns.
+    """
+    text = first.strip()
+    if text.startswith("["):
+        return "locomo"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        # a pretty-printed JSON document (LoCoMo's own file starts with "[")
+        return "locomo" if text in ("{", "[") else "facts"
+    if not isinstance(obj, dict):
+        return "facts"
+    if obj.get("record") == "header" and obj.get("format") == FORMAT:
+        return "export"
+    if "conversation" in obj or "sample_id" in obj:
+        return "locomo"
+    if "entityType" in obj or "relationType" in obj or obj.get("type") in ("entity", "relation"):
+        return "mcp-memory"
+    if "subject" in obj:
+        return "facts"
+    if "text" in obj:
+        return "transcript"
+    return "facts"
