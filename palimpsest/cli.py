@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 DEFAULT_PATH = "palimpsest-data"  # the facade's default; repeated here to keep --help cheap
 ENV_PATH = "PALIMPSEST_PATH"
 ENV_DEBUG = "PALIMPSEST_DEBUG"
+ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for reads through a running server
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
 
 app = typer.Typer(
@@ -105,10 +106,41 @@ def _memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
             f"no memory at {s.path!r} (pass --path or set {ENV_PATH}; "
             "a write such as `palimpsest remember` creates one)",
         )
+    from .errors import MemoryLocked
     from .memory import Memory
 
-    with Memory.open(s.path, namespace=s.namespace) as mem:
+    try:
+        mem = Memory.open(s.path, namespace=s.namespace)
+    except MemoryLocked as e:
+        # A running server holds the directory: reads go through it, the rest name it.
+        held = _held_by_server(s.path)
+        if held is None:
+            raise
+        if create:
+            raise held from None
+        from .api.address import read_address
+        from .api.remote import RemoteMemory
+
+        addr = read_address(Path(s.path))
+        if addr is None:  # pragma: no cover - the server stopped in between
+            raise e from None
+        token = os.environ.get(ENV_TOKEN) or None
+        with RemoteMemory(addr, path=s.path, namespace=s.namespace, token=token) as remote:
+            yield cast("Memory", remote)
+        return
+    with mem:
         yield mem
+
+
+def _held_by_server(path: str) -> Exception | None:
+    """The error naming the live server that holds `path` (it records its address there)."""
+    from .api.address import held_message, read_address
+    from .errors import MemoryLocked
+
+    addr = read_address(Path(path))
+    if addr is None:
+        return None
+    return MemoryLocked(held_message(path, addr), path=path, url=addr.url, pid=addr.pid)
 
 
 # --- output helpers -------------------------------------------------------------------------
@@ -736,6 +768,16 @@ TokensFileOpt = Annotated[
 ]
 
 
+def _free_port(host: str) -> int:
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 @app.command("serve")
 def serve_cmd(
     ctx: typer.Context,
@@ -751,22 +793,60 @@ def serve_cmd(
             help="Require bearer tokens from FILE; without it, loopback clients only.",
         ),
     ] = None,
+    consolidate_at: Annotated[
+        str,
+        typer.Option(
+            "--consolidate-at", metavar="HH:MM", help="Run the nightly consolidation daily at."
+        ),
+    ] = "03:00",
+    timezone: Annotated[
+        str,
+        typer.Option(
+            "--timezone",
+            metavar="ZONE",
+            help="IANA timezone of --consolidate-at (e.g. Europe/Berlin).",
+        ),
+    ] = "UTC",
+    no_consolidate: Annotated[
+        bool, typer.Option("--no-consolidate", help="No scheduled consolidation.")
+    ] = False,
 ) -> None:
-    """Serve the HTTP API over the memory (OpenAPI docs at /docs)."""
+    """Serve the HTTP API over the memory (OpenAPI docs at /docs).
+
+    While it runs, the server holds the memory and records its address in the
+    directory (server.json): read commands on it go through the server (with
+    PALIMPSEST_TOKEN as the bearer token if it wants one); the others name it.
+    """
     try:
         import uvicorn
 
         from .api import create_app
+        from .api.schedule import Schedule
         from .api.security import is_loopback
     except ImportError as e:  # pragma: no cover - depends on the installed extras
         raise CliError(
             "missing_extra", f"the server needs `pip install 'palimpsest[server]'` ({e.name})"
         ) from None
     s = _settings(ctx)
-    server_app = create_app(s.path, tokens_file=tokens, default_namespace=s.namespace)
+    schedule = None if no_consolidate else Schedule.parse(consolidate_at, timezone)
+    held = _held_by_server(s.path)
+    if held is not None:
+        raise held
+    if port == 0:  # the address recorded for the CLI needs the real port
+        port = _free_port(host)
+    server_app = create_app(
+        s.path,
+        tokens_file=tokens,
+        default_namespace=s.namespace,
+        consolidation=schedule,
+        address=(host, port),
+    )
     if tokens is None and not is_loopback(host):
         _note("warning: no --tokens: only loopback clients will be served")
     _note(f"palimpsest: serving {s.path!r} on http://{host}:{port} (docs at /docs)")
+    if schedule is not None:
+        at = schedule.describe()
+        _note(f"palimpsest: consolidating daily at {at['at']} {at['timezone']}")
     uvicorn.run(server_app, host=host, port=port, log_level="info")
 
 

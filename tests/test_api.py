@@ -535,6 +535,11 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any]]] = [
     ("PUT", "/v1/predicates/x", {"json": {"inverse": "not a valid one!"}}),
     ("DELETE", "/v1/items/%20", {}),
     ("POST", "/v1/facts/%20:retract", {}),
+    ("GET", "/v1/recall", {}),
+    ("GET", "/v1/recall", {"params": {"query": ""}}),
+    ("GET", "/v1/recall", {"params": {"query": "x", "k": 0}}),
+    ("GET", "/v1/recall", {"params": {"query": "x", "min_score": 2}}),
+    ("GET", "/v1/recall", {"params": {"query": "x", "known_at": "2024-06-01T00:00:00"}}),
 ]
 
 
@@ -546,3 +551,18 @@ def test_bad_input_is_a_problem_never_a_500(
     assert 400 <= r.status_code < 500, (r.status_code, r.text)
     body = problem(r, r.status_code)
     assert STATUS.get(body["code"]) == r.status_code
+
+
+def test_recall_over_http_by_words_as_of(tmp_path: Path, clock: Clock) -> None:
+    app = create_app(tmp_path / "mem", extractor=None, embedder=None, clock=clock)
+    with TestClient(app, client=LOOPBACK) as c:
+        ok(c.post("/v1/episodes", json={"text": "My sister Mira arrives on Friday."}), 201)
+        before = clock.now.isoformat()
+        clock.tick()
+        ok(c.post("/v1/episodes", json={"text": "The violin lesson moved to Tuesday."}), 201)
+        hits = ok(c.get("/v1/recall", params={"query": "violin lesson", "k": 3}))
+        assert hits and "violin" in hits[0]["text"]
+        assert {"kind", "text", "score", "episode_id", "quarantined"} <= set(hits[0])
+        # as known before the violin lesson was remembered: not there
+        earlier = ok(c.get("/v1/recall", params={"query": "violin lesson", "known_at": before}))
+        assert all("violin" not in h["text"] for h in earlier)

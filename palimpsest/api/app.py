@@ -10,6 +10,8 @@ or, configured from the environment (`settings.ServerSettings`):
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,9 +21,12 @@ from typing import TYPE_CHECKING, Literal
 from fastapi import FastAPI
 
 from .. import _names as names
+from .._time import utcnow
 from ..errors import ClosedError, NotFound
 from . import problems
+from .address import remove_address, write_address
 from .routes import router
+from .schedule import Consolidator, Schedule, Sleep
 from .security import BodyLimit, Gate
 from .settings import DEFAULT_MAX_BODY, ServerSettings
 from .tokens import TokenStore, load_tokens
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from .._time import Clock
     from ..extraction import Extractor
     from ..memory import Memory
+    from ..recall.embedder import Embedder
 
 _DESCRIPTION = """\
 Palimpsest over HTTP: an offline, bitemporal knowledge-graph memory for AI agents.
@@ -51,6 +57,8 @@ class ServerState:
     default_namespace: str
     extractor: Extractor | Literal["spacy"] | None
     clock: Clock | None
+    embedder: Embedder | Literal["minilm"] | None = "minilm"
+    consolidator: Consolidator | None = None
     _memory: Memory | None = field(default=None, repr=False)
 
     def memory(self) -> Memory:
@@ -66,6 +74,7 @@ class ServerState:
             clock=self.clock,
             namespace=self.default_namespace,
             extractor=self.extractor,
+            embedder=self.embedder,
         )
 
     def close(self) -> None:
@@ -80,16 +89,25 @@ def create_app(
     tokens_file: str | Path | None = None,
     default_namespace: str = "default",
     extractor: Extractor | Literal["spacy"] | None = "spacy",
+    embedder: Embedder | Literal["minilm"] | None = "minilm",
     clock: Clock | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY,
+    consolidation: Schedule | None = None,
+    schedule_sleep: Sleep | None = None,
+    address: tuple[str, int] | None = None,
 ) -> FastAPI:
     """The HTTP server over the memory at `memory_path`.
 
     Without `tokens_file` only loopback clients are served. With it, every
     `/v1/` request but health needs a bearer token from that file (see
     `palimpsest.api.tokens`); the file is re-read when it changes, so
-    revocations apply at once. `extractor` and `clock` go to `Memory.open`
-    (tests pass `extractor=None` to skip spaCy).
+    revocations apply at once. `extractor`, `embedder` and `clock` go to
+    `Memory.open` (tests pass None to skip spaCy and MiniLM).
+
+    `consolidation` runs `Memory.consolidate` daily at its time of day while
+    the app is up (`schedule_sleep` replaces `asyncio.sleep` in tests; the
+    schedule reads `clock`). `address` (host, port) is recorded in the memory
+    directory while serving, so the CLI can name the server holding it.
     """
     ns = names.check_namespace(default_namespace)
     tokens = None
@@ -105,14 +123,33 @@ def create_app(
         default_namespace=ns,
         extractor=extractor,
         clock=clock,
+        embedder=embedder,
     )
+    if consolidation is not None:
+        state.consolidator = Consolidator(
+            consolidation,
+            state.memory,
+            clock=clock or utcnow,
+            sleep=schedule_sleep or asyncio.sleep,
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.open()
+        task = None
         try:
+            if address is not None:
+                write_address(state.memory_path, *address)
+            if state.consolidator is not None:
+                task = asyncio.create_task(state.consolidator.run_forever())
             yield
         finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if address is not None:
+                remove_address(state.memory_path)
             state.close()
 
     from .. import __version__
@@ -143,4 +180,7 @@ def app_from_env() -> FastAPI:
         tokens_file=s.tokens_file,
         default_namespace=s.namespace,
         max_body_bytes=s.max_body_bytes,
+        consolidation=None
+        if s.consolidate_at is None
+        else Schedule.parse(s.consolidate_at, s.timezone),
     )

@@ -20,6 +20,7 @@ from ..models import (
     EntityProfile,
     Episode,
     Fact,
+    Hit,
     Predicate,
     Snapshot,
     Stats,
@@ -29,6 +30,7 @@ from .schemas import (
     MAX_BATCH,
     AssertBatch,
     AssertRequest,
+    ConsolidationStatus,
     EndRequest,
     Health,
     Page,
@@ -44,16 +46,24 @@ router = APIRouter(prefix="/v1")
 MAX_LIMIT = 1000
 MAX_OFFSET = 1_000_000
 
+# `format` documents the expected shape without enforcing it here: the engine
+# refuses a bad time with its own code (naive_datetime, invalid_time).
+_TIME_SHAPE = {"format": "date-time"}
 ValidAt = Annotated[
     str | None,
     Query(
         description="What was true at this time (ISO-8601 with a timezone; default now).",
         max_length=64,
+        json_schema_extra=_TIME_SHAPE,
     ),
 ]
 KnownAt = Annotated[
     str | None,
-    Query(description="As the memory believed it at this time (default now).", max_length=64),
+    Query(
+        description="As the memory believed it at this time (default now).",
+        max_length=64,
+        json_schema_extra=_TIME_SHAPE,
+    ),
 ]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip.")]
@@ -81,7 +91,12 @@ def health(request: Request) -> Health:
 
     server = request.app.state.palimpsest
     server.memory()  # 503 `closed` when the memory is not open
-    return Health(version=__version__, auth="loopback" if server.tokens is None else "tokens")
+    sched = server.consolidator
+    return Health(
+        version=__version__,
+        auth="loopback" if server.tokens is None else "tokens",
+        consolidation=None if sched is None else ConsolidationStatus(**sched.status()),
+    )
 
 
 @router.get("/stats", response_model=Stats, tags=["server"])
@@ -289,9 +304,37 @@ def snapshot(
 @router.get("/changes", response_model=Changes, tags=["world model"])
 def changes(
     access: Reader,
-    since: Annotated[str, Query(max_length=64, description="Start (inclusive).")],
-    until: Annotated[str | None, Query(max_length=64, description="End (exclusive).")] = None,
+    since: Annotated[
+        str, Query(max_length=64, description="Start (inclusive).", json_schema_extra=_TIME_SHAPE)
+    ],
+    until: Annotated[
+        str | None,
+        Query(max_length=64, description="End (exclusive).", json_schema_extra=_TIME_SHAPE),
+    ] = None,
     known_at: KnownAt = None,
 ) -> Changes:
     """What started, ended, was learned or was revised in [since, until)."""
     return access.memory.changes(since, until, known_at=known_at, namespace=access.namespace)
+
+
+# --- recall --------------------------------------------------------------------------------------
+@router.get("/recall", response_model=list[Hit], tags=["recall"])
+def recall(
+    access: Reader,
+    query: Annotated[str, Query(min_length=1, max_length=4000, description="What to look for.")],
+    k: Annotated[int, Query(ge=1, le=100, description="How many hits at most.")] = 5,
+    valid_at: ValidAt = None,
+    known_at: KnownAt = None,
+    min_score: Annotated[
+        float | None, Query(ge=0.0, le=1.0, description="Relevance floor (default: engine's).")
+    ] = None,
+) -> list[Hit]:
+    """Memories by meaning and words, as of (V, K); an empty list when nothing fits."""
+    return access.memory.recall(
+        query,
+        k=k,
+        valid_at=valid_at,
+        known_at=known_at,
+        min_score=min_score,
+        namespace=access.namespace,
+    )

@@ -169,6 +169,8 @@ NamespaceQuery = Annotated[
         description="Namespace to read or write (default: the token's first namespace, "
         "else the server's default).",
         max_length=64,
+        # documented, not enforced here: the engine refuses a bad name as `invalid_name`
+        json_schema_extra={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"},
     ),
 ]
 

@@ -1,0 +1,186 @@
+"""The CLI while `palimpsest serve` holds the memory: it names the server, not a lock error."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.api.address import ADDRESS_FILE, read_address, remove_address, write_address
+from palimpsest.cli import main
+
+from .test_api_serve import SHUTDOWN_S, free_port, wait_healthy
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as e:
+        main([*argv])
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    code = e.value.code if isinstance(e.value.code, int) else 1
+    return code, out, err
+
+
+@contextmanager
+def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[Path, int, subprocess.Popen[str]]]:
+    mem_path = tmp_path / "mem"
+    with Memory.open(mem_path, extractor=None, embedder=None) as mem:
+        mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    argv = [sys.executable, "-m", "palimpsest.cli", "--path", str(mem_path), "serve",
+            "--port", str(port), "--no-consolidate", *extra]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_healthy(proc, f"http://127.0.0.1:{port}")
+        yield mem_path, port, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=SHUTDOWN_S)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
+            proc.kill()
+            proc.communicate(timeout=SHUTDOWN_S)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, int, subprocess.Popen[str]]]:
+    with serve(tmp_path) as running:
+        yield running
+
+
+def test_reads_through_a_server_with_tokens_need_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.api.tokens import create_token
+
+    tokens = tmp_path / "tokens.json"
+    secret, _ = create_token(tokens, namespaces=["default"], rights="read")
+    with serve(tmp_path, "--tokens", str(tokens)) as (mem_path, _port, _proc):
+        monkeypatch.delenv("PALIMPSEST_TOKEN", raising=False)
+        code, _, err = run_cli(capsys, "--path", str(mem_path), "facts", "--json")
+        assert code == 2
+        assert err.startswith("error [memory_locked]: ") and "PALIMPSEST_TOKEN" in err, err
+        monkeypatch.setenv("PALIMPSEST_TOKEN", secret)
+        code, out, err = run_cli(capsys, "--path", str(mem_path), "facts", "--json")
+        assert code == 0, err
+        assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+
+
+def test_commands_name_the_server_holding_the_memory(
+    served: tuple[Path, int, subprocess.Popen[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    mem_path, port, proc = served
+    addr = read_address(mem_path)
+    assert addr is not None
+    assert (addr.host, addr.port, addr.pid) == ("127.0.0.1", port, proc.pid)
+    named = (
+        f"error [memory_locked]: the memory at {str(mem_path)!r} is held by a palimpsest "
+        f"server at http://127.0.0.1:{port} (pid {proc.pid}); use the HTTP API or stop the server"
+    )
+    # writes, and verbs the server does not offer to the CLI, name the server
+    for argv in (
+        ["assert", "user", "lives_in", "Perth"],
+        ["retract", "f_nope"],
+        ["consolidate"],
+    ):
+        code, out, err = run_cli(capsys, "--path", str(mem_path), *argv)
+        assert code == 2, (argv, out, err)
+        assert err.strip() == named, (argv, err)
+        assert "Traceback" not in err and "IO exception" not in err
+
+    # reads go through the server and print what a local read prints
+    code, out, err = run_cli(capsys, "--path", str(mem_path), "facts", "user", "lives_in", "--json")
+    assert code == 0, err
+    assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+    code, out, err = run_cli(capsys, "--path", str(mem_path), "history", "user", "--json")
+    assert code == 0, err
+    assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+    code, out, err = run_cli(capsys, "--path", str(mem_path), "stats", "--json")
+    assert code == 0, err
+    assert json.loads(out)["versions"] == 1
+    code, out, err = run_cli(
+        capsys, "--path", str(mem_path), "snapshot", "--valid-at", "2025-01-01T00:00:00Z"
+    )
+    assert code == 0, err
+    assert "Sydney" in out
+    # an engine error keeps its code through the server
+    code, out, err = run_cli(
+        capsys, "--path", str(mem_path), "facts", "--valid-at", "2024-01-01T00:00:00"
+    )
+    assert code == 2
+    assert err.startswith("error [naive_datetime]: "), err
+
+    # a second server on the same directory is refused with the same message
+    code, _, err = run_cli(capsys, "--path", str(mem_path), "serve", "--port", str(free_port()))
+    assert code == 2
+    assert err.strip() == named
+
+    # a clean shutdown removes the record, and the CLI opens the memory again
+    proc.send_signal(signal.SIGINT)
+    _, server_err = proc.communicate(timeout=SHUTDOWN_S)
+    assert "Traceback" not in server_err, server_err
+    assert not (mem_path / ADDRESS_FILE).exists()
+    code, out, err = run_cli(capsys, "--path", str(mem_path), "facts", "user", "lives_in", "--json")
+    assert code == 0, err
+    assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+    code, _, err = run_cli(capsys, "--path", str(mem_path), "assert", "user", "likes", "tea")
+    assert code == 0, err
+
+
+def test_a_stale_record_is_ignored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mem_path = tmp_path / "mem"
+    with Memory.open(mem_path, extractor=None, embedder=None) as mem:
+        mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (mem_path / ADDRESS_FILE).write_text(
+        json.dumps({"host": "127.0.0.1", "port": 9, "pid": dead.pid, "started_at": "x"})
+    )
+    assert read_address(mem_path) is None
+    code, out, err = run_cli(capsys, "--path", str(mem_path), "facts", "user", "--json")
+    assert code == 0, err
+    assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+
+
+def test_address_record_round_trip_and_ownership(tmp_path: Path) -> None:
+    write_address(tmp_path, "::1", 8123)
+    addr = read_address(tmp_path)
+    assert addr is not None and addr.pid == os.getpid()
+    assert addr.url == "http://[::1]:8123"
+    (tmp_path / ADDRESS_FILE).write_text(json.dumps({"host": "h", "port": 1, "pid": 1}))
+    remove_address(tmp_path)  # another process's record: left alone
+    assert (tmp_path / ADDRESS_FILE).exists()
+    (tmp_path / ADDRESS_FILE).write_text("{not json")
+    assert read_address(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [(["--consolidate-at", "25:00"], "consolidate_at"), (["--timezone", "Mars/Base"], "timezone")],
+)
+def test_serve_refuses_a_bad_schedule_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], field: str
+) -> None:
+    code, _, err = run_cli(capsys, "--path", str(tmp_path / "mem"), "serve", *flags)
+    assert code == 2
+    assert err.startswith(f"error [invalid_input]: {field}: "), err
+    assert not (tmp_path / "mem").exists()
+
+
+def test_wildcard_binds_are_reached_on_loopback(tmp_path: Path) -> None:
+    write_address(tmp_path, "0.0.0.0", 8123)
+    addr = read_address(tmp_path)
+    assert addr is not None and addr.url == "http://127.0.0.1:8123"
