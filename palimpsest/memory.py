@@ -24,7 +24,10 @@ from ._episodes import _Episodes
 from ._erasure import _Erasure
 from ._reads import _Reads
 from ._recall import _Recall
+from ._reindex import _Reindex
 from ._time import Clock, utcnow
+from ._transfer import _Transfer
+from .errors import ValidationError
 from .graph import Store
 
 if TYPE_CHECKING:
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PATH", "UNSET", "Memory"]
 
 
-class Memory(_Consolidate, _Episodes, _Recall, _Erasure, _Reads):
+class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _Reads):
     """An agent's memory in one directory: episodes, entities, and bitemporal facts."""
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -48,6 +51,7 @@ class Memory(_Consolidate, _Episodes, _Recall, _Erasure, _Reads):
         extractor: Extractor | Literal["spacy"] | None = "spacy",
         embedder: Embedder | Literal["minilm"] | None = "minilm",
         reembed: bool = False,
+        vector_threshold: int | None = None,
     ) -> Memory:
         """Open (or create) the memory directory at `path`.
 
@@ -59,8 +63,16 @@ class Memory(_Consolidate, _Episodes, _Recall, _Erasure, _Reads):
         (loaded on first use), any `recall.Embedder`, or None to recall by words
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
+        `vector_threshold`: above this many episodes in a namespace, recall searches
+        Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000).
         """
         ns = names.check_namespace(namespace)
+        if vector_threshold is not None and (
+            isinstance(vector_threshold, bool)
+            or not isinstance(vector_threshold, int)
+            or vector_threshold < 0
+        ):
+            raise ValidationError("vector_threshold: an integer >= 0", field="vector_threshold")
         if extractor == "spacy":
             from .extraction import SpacyExtractor
 
@@ -77,6 +89,8 @@ class Memory(_Consolidate, _Episodes, _Recall, _Erasure, _Reads):
             extractor=extractor,
             embedder=embedder,
         )
+        if vector_threshold is not None:
+            mem._vector_threshold = vector_threshold
         try:
             mem._recall_open(reembed=reembed)
         except BaseException:

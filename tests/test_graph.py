@@ -96,3 +96,54 @@ def test_database_is_single_per_process(tmp_path: Path) -> None:
             Database.open(tmp_path / "g.kuzu")
     finally:
         db.close()
+
+
+def test_bulk_writes_go_to_the_wal_not_a_forced_checkpoint(tmp_path: Path) -> None:
+    # a COPY makes Kùzu checkpoint the whole database at commit (the cost that grew
+    # with its size); LOAD FROM ... CREATE is logged, so the WAL keeps the batch
+    with Memory.open(tmp_path / "m") as mem:
+        mem.assert_many(
+            [{"subject": f"p{i}", "predicate": "likes", "object": f"o{i % 7}"} for i in range(200)]
+        )
+        wal = tmp_path / "m" / "graph.kuzu.wal"
+        assert wal.exists() and wal.stat().st_size > 0
+        assert len(mem.facts("p3", "likes")) == 1
+        assert mem.entity("o3") is not None
+
+
+def test_one_statement_slot_write_refuses_a_missing_slot(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "m") as mem:
+        f = mem.assert_fact("user", "likes", "tea")
+        store = mem._store
+        before = store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"]
+        a = store.assertion(f.id)
+        assert a is not None
+        ghost = {"id": "default\x1fnobody\x1flikes", "log": "[]", "versions": "[]"}
+        with pytest.raises(StoreError), store.write():
+            store.write_slot(
+                slot=ghost,
+                new=False,
+                assertions=[{**a, "id": "fa_ghost", "slot_id": ghost["id"]}],
+                expire=[],
+                at=datetime.now(UTC),
+                insert=[],
+                entities=[],
+            )
+        assert store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"] == before
+        assert store.assertion("fa_ghost") is None
+
+
+def test_remembered_batches_index_each_text_under_its_own_words(tmp_path: Path) -> None:
+    # LOAD FROM / UNWIND + CREATE would index every row under the first row's text;
+    # small batches are written row by row (WAL-logged, no forced checkpoint)
+    words = ["avocado", "bassoon", "cathedral", "dolphin"]
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        mem.remember("A first turn, so that the full-text index exists.", session="s0")
+        assert mem.recall("first turn")  # builds the index before the batch below
+        eps = mem.remember_many(
+            [{"text": f"We talked about the {w} for a while.", "session": "s1"} for w in words]
+        )
+        assert (tmp_path / "m" / "graph.kuzu.wal").stat().st_size > 0
+        for w, ep in zip(words, eps, strict=True):
+            hits = mem.recall(f"the {w}", k=3)
+            assert hits and hits[0].episode_id == ep.id, w

@@ -4,13 +4,13 @@
     >>> rs.ensure_index()
     >>> rs.term_hits("default", "sydney")     # [(episode id, BM25 score), ...]
 
-Every recall Cypher string lives here. Two tables from migration 2, both keyed
+Every recall Cypher string lives here and in `_vectors.py`. Two tables from migration 2, both keyed
 by episode id and written once (delete + create, never SET; notes §3.2, §6.7):
 `EpisodeText` (the previous turn of the session with this one, plus number
 tokens, under a porter-stemmed FTS index) and `EpisodeEmb` (the turn's vector
 and the vector of the turn with its predecessor). Vector search itself is
-exact numpy in `palimpsest/_recall.py`; Kùzu's HNSW index is left for memories
-past ~10^5 episodes (notes §2.4).
+exact numpy (`recall/_vectors.py`) below a size threshold; above it, Kùzu's HNSW
+index over generation tables (`graph/_vectors.py`).
 """
 
 from __future__ import annotations
@@ -22,26 +22,45 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._db import Database, Row, _to_db, check_params
+from ._db import Database, Row
+from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
+
+__all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "TERM_TOP", "RecallStore"]
 
 FTS_TABLE = "EpisodeText"
 FTS_INDEX = "episode_text_fts"
-EMB_DIM = 384  # the EpisodeEmb column type; another width needs a new table
 META_EMBEDDER = "recall.embedder"
 _TOP = 1_000_000  # every matching text: BM25 of the rest is 0 and ranking needs all
 _BATCH = 1000
+_ROWWISE_MAX = 512  # EpisodeText rows written by CREATE statements; COPY above
 
 _TERM_HITS = (
     f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
     " WITH node, score WHERE node.namespace = $ns RETURN node.id AS id, score AS score"
 )
+# Recall's per-term lists: the best TERM_TOP texts are enough for ranking (it keeps
+# ~1000 candidates past 2000 visible), and a word in every text of a 100k memory
+# would otherwise ship 100k rows per query. Document frequency stays exact.
+TERM_TOP = 2000
+_UBIQUITOUS = 0.9
+_TERM_TOP_HITS = (
+    f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {TERM_TOP})"
+    " WITH node, score WHERE node.namespace = $ns RETURN node.id AS id, score AS score"
+)
+_TERM_DF = (
+    f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
+    " WITH node WHERE node.namespace = $ns RETURN count(*) AS df"
+)
 
 
-class RecallStore:
+class RecallStore(VectorGenerations):
     """Recall's slice of the Kùzu store (one per open `Database`)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # (namespace, term) -> (document frequency, namespace size when counted)
+        # of terms past TERM_TOP
+        self._df: dict[tuple[str, str], tuple[int, int]] = {}
 
     # --- index and model identity -------------------------------------------------------
     def ensure_index(self) -> None:
@@ -67,11 +86,25 @@ class RecallStore:
     def create_texts(self, rows: Sequence[dict[str, Any]]) -> None:
         """rows: id, namespace, text, prev (the predecessor's episode id or None).
 
-        COPY, never `UNWIND ... CREATE`: Kùzu 0.11.3 indexes every row of an
-        UNWIND-ed CREATE under the first row's text (reproduced; row-wise CREATE
-        and COPY are right).
+        Row-wise CREATE up to `_ROWWISE_MAX` rows, COPY above: Kùzu 0.11.3 indexes
+        every row of an UNWIND-ed or LOAD FROM-ed CREATE under the first row's text
+        (both reproduced), and a COPY is not WAL-logged: its COMMIT forces a full
+        checkpoint (seconds on a large store, and a timeout under concurrent
+        readers), so routine remembers must not pay one.
         """
         if not rows:
+            return
+        if len(rows) <= _ROWWISE_MAX:
+            with self.db.write():
+                for r in rows:
+                    self.db.query(
+                        "CREATE (:EpisodeText {id: $id, namespace: $namespace, text: $text,"
+                        " prev: $prev})",
+                        id=r["id"],
+                        namespace=r["namespace"],
+                        text=r["text"],
+                        prev=r.get("prev"),
+                    )
             return
         cols = ("id", "namespace", "text", "prev")
         table = pa.table(
@@ -86,7 +119,9 @@ class RecallStore:
         emb: npt.NDArray[np.float32],
         ctx: npt.NDArray[np.float32],
     ) -> None:
-        """One row per episode; COPY from Arrow (vectors as FixedSizeList, notes §5.8)."""
+        """One row per episode, `LOAD FROM` Arrow (vectors as FixedSizeList, notes §5.8):
+        WAL-logged, unlike COPY, so a commit never forces a checkpoint (no FTS index
+        sits on this table, so the LOAD FROM indexing bug does not apply)."""
         if not ids:
             return
         table = pa.table(
@@ -98,21 +133,47 @@ class RecallStore:
             ],
             names=["id", "namespace", "emb", "ctx"],
         )
-        self.db.copy("EpisodeEmb", table)
+        self.db.load(
+            "LOAD FROM $t CREATE (:EpisodeEmb {id: id, namespace: namespace, emb: emb, ctx: ctx})",
+            table,
+        )
 
     def delete_for(self, episode_ids: Sequence[str]) -> None:
         """Drop the search text and vectors of these episodes (erasure)."""
         ids = list(episode_ids)
         if not ids:
             return
+        self._df.clear()
         self.db.query("UNWIND $ids AS i MATCH (t:EpisodeText {id: i}) DELETE t", ids=ids)
         self.db.query("UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids)
+        self.delete_from_generation(ids)
 
     def delete_all_embeddings(self) -> int:
-        """For `reembed`: no vector index sits on the table, so emptying it is safe."""
+        """For `reembed`: no vector index sits on the table, so emptying it is safe.
+        The HNSW generation holds the old model's vectors: it is retired too."""
         n = self.db.query("MATCH (x:EpisodeEmb) RETURN count(*) AS c")[0]["c"]
         self.db.query("MATCH (x:EpisodeEmb) DELETE x")
+        self.retire_vector_generation()
         return int(n)
+
+    def delete_embeddings(self, episode_ids: Sequence[str]) -> None:
+        """Vectors only (re-embedding replaces them: delete + insert, never SET)."""
+        ids = list(episode_ids)
+        for i in range(0, len(ids), _BATCH):
+            self.db.query(
+                "UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids[i : i + _BATCH]
+            )
+
+    def rebuild_fts_index(self) -> None:
+        """Drop and re-create the full-text index (outside any transaction)."""
+        rows = self.db.query("CALL SHOW_INDEXES() RETURN index_name AS name")
+        if any(r["name"] == FTS_INDEX for r in rows):
+            self.db.ddl(f"CALL DROP_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}')")
+        self.ensure_index()
+
+    def namespaces_with_episodes(self) -> list[str]:
+        rows = self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
+        return sorted(str(r["ns"]) for r in rows)
 
     # --- reads ----------------------------------------------------------------------------
     def episodes(self, namespace: str) -> pa.Table:
@@ -137,10 +198,10 @@ class RecallStore:
         return ids, _matrix(t.column("emb")), _matrix(t.column("ctx"))
 
     def text_ids(self, namespace: str) -> set[str]:
-        rows = self.db.query(
-            "MATCH (t:EpisodeText) WHERE t.namespace = $ns RETURN t.id AS id", ns=namespace
+        t = _arrow(
+            self.db, "MATCH (t:EpisodeText) WHERE t.namespace = $ns RETURN t.id AS id", ns=namespace
         )
-        return {r["id"] for r in rows}
+        return {str(v) for v in t.column("id").to_pylist()}
 
     def orphans(self, namespace: str) -> list[str]:
         """Search rows whose episode is gone (an erase interrupted before cleanup)."""
@@ -166,6 +227,14 @@ class RecallStore:
     def episode_rows(self, ids: Iterable[str]) -> dict[str, Row]:
         out: dict[str, Row] = {}
         ids = sorted(set(ids))
+        if len(ids) <= 32:
+            # a recall's hits: one primary-key lookup each (~0.2 ms); the UNWIND join
+            # below scans the table (30 ms at 10^5 episodes)
+            for eid in ids:
+                rows = self.db.query("MATCH (e:Episode {id: $id}) RETURN e", id=eid)
+                if rows:
+                    out[eid] = rows[0]["e"]
+            return out
         for i in range(0, len(ids), _BATCH):
             for r in self.db.query(
                 "UNWIND $ids AS i MATCH (e:Episode {id: i}) RETURN e", ids=ids[i : i + _BATCH]
@@ -195,6 +264,9 @@ class RecallStore:
     def stored_embeddings(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
         ids = list(ids)
+        if len(ids) > 5 * _BATCH:  # one scan (Arrow) beats many batches of key lookups
+            t = _arrow(self.db, "MATCH (x:EpisodeEmb) RETURN x.id AS id")
+            return {str(v) for v in t.column("id").to_pylist()} & set(ids)
         for i in range(0, len(ids), _BATCH):
             rows = self.db.query(
                 "UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) RETURN x.id AS id",
@@ -236,35 +308,30 @@ class RecallStore:
         rows = self.db.query(_TERM_HITS, q=term, ns=namespace)
         return [(r["id"], float(r["score"])) for r in rows]
 
+    def term_top(
+        self, namespace: str, term: str, n_docs: int
+    ) -> tuple[list[str], npt.NDArray[np.float64], int | None]:
+        """(ids, BM25 scores) of the term's best `TERM_TOP` texts, and its document
+        frequency when the list is not complete (None: the list is every text).
 
-def _fixed(m: npt.NDArray[np.float32]) -> pa.FixedSizeListArray:
-    m = np.ascontiguousarray(m, dtype=np.float32)
-    if m.ndim != 2 or m.shape[1] != EMB_DIM:
-        raise ValueError(f"vectors must be (n, {EMB_DIM}), got {m.shape}")
-    return pa.FixedSizeListArray.from_arrays(pa.array(m.ravel(), pa.float32()), EMB_DIM)
-
-
-def _matrix(col: Any) -> npt.NDArray[np.float32]:
-    if len(col) == 0:
-        return np.zeros((0, EMB_DIM), dtype=np.float32)
-    flat = col.combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(flat, dtype=np.float32).reshape(-1, EMB_DIM)
-
-
-def _arrow(db: Database, cypher: str, /, **params: Any) -> pa.Table:
-    """A read as an Arrow table: ~10x faster than rows for bulk vector loads (notes §2.4).
-
-    Goes through the same parameter check as `Database.query`.
-    TODO: move into `Database` (`_db.py`) as a public method.
-    """
-    check_params(cypher, params)
-    if db.closed:
-        from ..errors import StoreError
-
-        raise StoreError("the database is closed")
-    conn = db._conn().conn  # the reader (or the writer inside a write transaction)
-    result = conn.execute(cypher, {k: _to_db(v) for k, v in params.items()})
-    assert not isinstance(result, list)
-    table = result.get_as_arrow(chunk_size=100_000)
-    result.close()
-    return table
+        Kùzu scores every text containing the term whatever `top` is (~65 ms for a
+        word in all of 10^5 texts), so a term known to be in over 90% of the
+        namespace's `n_docs` (idf < 0.11: it cannot tell texts apart) is not asked
+        for at all. Frequencies are counted once and reused until the namespace
+        has grown or shrunk by 1%.
+        """
+        key = (namespace, term)
+        known = self._df.get(key)
+        if known is not None and abs(n_docs - known[1]) > max(1, n_docs // 100):
+            known = None
+        if known is not None and known[0] > _UBIQUITOUS * n_docs:
+            return [], np.zeros(0, dtype=np.float64), known[0]
+        t = _arrow(self.db, _TERM_TOP_HITS, q=term, ns=namespace)
+        ids = [str(v) for v in t.column("id").to_pylist()]
+        scores = np.asarray(t.column("score").to_numpy(zero_copy_only=False), dtype=np.float64)
+        if len(ids) < TERM_TOP:
+            return ids, scores, None
+        if known is None:
+            df = int(self.db.query(_TERM_DF, q=term, ns=namespace)[0]["df"])
+            known = self._df[key] = (df, n_docs)
+        return ids, scores, max(len(ids), known[0])

@@ -1,0 +1,128 @@
+"""Recall maintenance: rebuild the search indexes, re-embed every episode, warm the cache.
+
+    >>> with Memory.open(path, embedder=new_model, reembed=True) as mem:
+    ...     mem.reindex(re_embed=True)             # every vector from the new model
+    {'namespaces': 1, 'episodes': 1200, 're_embedded': 1200, ...}
+
+A memory records its embedder's identity and refuses another model
+(`embedder_mismatch`); `Memory.open(..., reembed=True)` accepts the new model
+and drops the old vectors, and `reindex(re_embed=True)` recomputes them all in
+batches (missing ones would otherwise be filled lazily at the next recall).
+Vectors are replaced by delete + insert, never SET (notes §6.7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._recall import _ctx_text, _predecessors, _Recall
+from .errors import ValidationError
+from .recall._vectors import DEFAULT_VECTOR_THRESHOLD as _DEFAULT_THRESHOLD
+
+Progress = Callable[[int, int], None]  # (done, total) episodes
+
+
+class _Reindex(_Recall):
+    """`reindex`, `warm_recall` and `vector_index_kind`."""
+
+    _vector_threshold: int = _DEFAULT_THRESHOLD  # Memory.open(vector_threshold=...)
+
+    def reindex(
+        self,
+        *,
+        re_embed: bool = False,
+        batch_size: int = 256,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Rebuild recall's indexes over every namespace; with `re_embed`, first recompute
+        every episode's vectors with the configured embedder and record its identity.
+
+        >>> mem.reindex()["fts"]
+        'rebuilt'
+
+        Without `re_embed` only what is derived is rebuilt: the full-text index,
+        missing search rows and vectors (written by the current model), and the
+        HNSW generation of namespaces above the vector threshold.
+        """
+        self._check_open()
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size: a positive integer", field="batch_size")
+        emb = self._embedder
+        if re_embed and emb is None:
+            raise ValidationError(
+                "re_embed: needs an embedder (this memory was opened with embedder=None)",
+                field="re_embed",
+            )
+        rs = self._rs
+        with self._lock:
+            spaces = rs.namespaces_with_episodes()
+            tables = {ns: rs.episodes(ns) for ns in spaces}
+            total = sum(t.num_rows for t in tables.values())
+            done = 0
+            if re_embed and emb is not None:
+                for ns, t in tables.items():
+                    ids = [str(x) for x in t.column("id").to_pylist()]
+                    prev_of = _predecessors(t, ids)
+                    for start in range(0, len(ids), batch_size):
+                        chunk = ids[start : start + batch_size]
+                        need = set(chunk) | {p for e in chunk if (p := prev_of.get(e))}
+                        rows = rs.episode_rows(need)
+                        chunk = [e for e in chunk if e in rows]  # erased meanwhile
+                        e_vecs = emb.embed([rows[e]["text"] for e in chunk])
+                        c_vecs = emb.embed(
+                            [_ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in chunk]
+                        )
+                        with self._store.write():
+                            rs.delete_embeddings(chunk)
+                            rs.create_embeddings(chunk, [ns] * len(chunk), e_vecs, c_vecs)
+                        done += len(chunk)
+                        if progress is not None:
+                            progress(done, total)
+                with self._store.write():
+                    rs.retire_vector_generation()  # built from the old model's vectors
+                    rs.set_embedder_identity(emb.identity())
+            # a fresh full-text index over every row (also after a tokenizer change)
+            rs.rebuild_fts_index()
+            self._recall_fts = True
+            self._recall_ix().clear()
+            kinds: dict[str, str] = {}
+            for ns in spaces:
+                self._recall_backfill(ns)
+            threshold = self._vector_threshold
+            generation = None
+            if emb is not None and any(t.num_rows > threshold for t in tables.values()):
+                generation = rs.build_vector_generation()
+            for ns in spaces:
+                kinds[ns] = self._recall_index(ns).vectors.kind
+        if progress is not None and not re_embed:
+            progress(total, total)
+        return {
+            "namespaces": len(spaces),
+            "episodes": total,
+            "re_embedded": done,
+            "fts": "rebuilt",
+            "vector_path": kinds,
+            "hnsw_generation": generation,
+            "embedder": None if emb is None else emb.identity(),
+        }
+
+    def warm_recall(self, namespace: str | None = None) -> None:
+        """Load the namespace's recall cache (episode table, vectors, full-text index) now
+        rather than at the first recall.
+
+        >>> mem.warm_recall()
+        """
+        ns = self._ns(namespace)
+        with self._lock:
+            self._recall_index(ns)
+
+    def vector_index_kind(self, namespace: str | None = None) -> str:
+        """ "exact" (numpy matrix) or "hnsw" (Kùzu's index): the namespace's vector path.
+
+        >>> mem.vector_index_kind()
+        'exact'
+        """
+        ns = self._ns(namespace)
+        with self._lock:
+            return self._recall_index(ns).vectors.kind

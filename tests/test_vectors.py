@@ -1,0 +1,144 @@
+"""Vector search behind one interface: exact numpy and Kùzu HNSW give the same answers.
+
+pytest tests/test_vectors.py            # HashingEmbedder only; real Kùzu on disk
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from palimpsest import Memory
+from palimpsest.errors import ValidationError
+from palimpsest.recall import HashingEmbedder
+from palimpsest.recall._vectors import (
+    DEFAULT_VECTOR_THRESHOLD,
+    ExactVectors,
+    VectorIndex,
+    choose,
+    recall_at,
+)
+
+from .conftest import Clock
+
+WORDS = [
+    *("pottery", "jazz", "Lisbon", "flight", "sister", "dentist", "garden", "violin"),
+    *("marathon", "bakery", "chess", "Berlin", "Oslo", "kayak", "novel", "piano"),
+    *("tennis", "recipe", "museum", "hiking", "coffee", "train"),
+]
+QUERIES = ["pottery class", "flight to Lisbon", "violin lesson", "chess in Oslo", "kayak trip"]
+
+
+def _texts(n: int) -> list[str]:
+    rng = random.Random(3)
+    return [" ".join(rng.sample(WORDS, 4)) + f" entry {i}" for i in range(n)]
+
+
+def _open(path: Path, clock: Clock, **kw: object) -> Memory:
+    return Memory.open(path, clock=clock, extractor=None, embedder=HashingEmbedder(), **kw)  # type: ignore[arg-type]
+
+
+def _fill(mem: Memory, texts: list[str]) -> None:
+    mem.remember_many(
+        [{"text": t, "session": f"s{i // 10}"} for i, t in enumerate(texts)]  # type: ignore[misc]
+    )
+
+
+def _vectors(mem: Memory) -> VectorIndex:
+    return mem._recall_index(mem.namespace).vectors
+
+
+# --- the exact implementation --------------------------------------------------------------
+def test_exact_top_and_append() -> None:
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(50, 8)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    vx = ExactVectors(8)
+    vx.append(m[:30], m[:30])
+    vx.append(m[30:], m[30:])  # grows past its first capacity without losing rows
+    assert len(vx) == 50
+    rows, cos = vx.top(m[7], 5)
+    assert rows[0] == 7 and cos[0] == pytest.approx(1.0, abs=1e-5)
+    assert rows.tolist() == np.argsort(-(m @ m[7]), kind="stable")[:5].tolist()
+    turn, ctx = vx.cosines(m[7])
+    assert turn.shape == ctx.shape == (50,)
+    assert recall_at(vx, vx, m[:5], 5) == 1.0
+
+
+def test_threshold_chooses_the_path() -> None:
+    assert choose(DEFAULT_VECTOR_THRESHOLD, DEFAULT_VECTOR_THRESHOLD) == "exact"
+    assert choose(DEFAULT_VECTOR_THRESHOLD + 1, DEFAULT_VECTOR_THRESHOLD) == "hnsw"
+
+
+def test_threshold_option_is_validated(tmp_path: Path, clock: Clock) -> None:
+    with pytest.raises(ValidationError):
+        _open(tmp_path / "m", clock, vector_threshold=-1)
+    with pytest.raises(ValidationError):
+        _open(tmp_path / "m", clock, vector_threshold="many")
+
+
+# --- HNSW against exact on one memory ------------------------------------------------------
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Clock]:
+    path = tmp_path_factory.mktemp("vec") / "m"
+    clock = Clock()
+    with _open(path, clock) as mem:
+        _fill(mem, _texts(300))
+    return path, clock
+
+
+def test_hnsw_and_exact_agree(built: tuple[Path, Clock]) -> None:
+    path, clock = built
+    queries = HashingEmbedder().embed(QUERIES + _texts(300)[:20])
+    with _open(path, clock) as mem:
+        exact = _vectors(mem)
+        assert exact.kind == "exact" and mem.vector_index_kind() == "exact"
+        want = {q: [h.episode_id for h in mem.recall(q, k=5, min_score=0)] for q in QUERIES}
+        truth = [exact.top(q, 10) for q in queries]
+    with _open(path, clock, vector_threshold=100) as mem:
+        hnsw = _vectors(mem)
+        assert hnsw.kind == "hnsw" and len(hnsw) == 300
+        got = {q: [h.episode_id for h in mem.recall(q, k=5, min_score=0)] for q in QUERIES}
+        approx = [hnsw.top(q, 10) for q in queries]
+    # same best hit for every query; the top 5 overlap almost entirely
+    for q in QUERIES:
+        assert got[q][0] == want[q][0], q
+        assert len(set(got[q]) & set(want[q])) >= 4, q
+    found = sum(
+        len(set(t[0].tolist()) & set(a[0].tolist())) for t, a in zip(truth, approx, strict=True)
+    )
+    recall10 = found / (10 * len(queries))
+    print(f"HNSW recall@10 vs exact on 300 vectors: {recall10:.3f}")
+    assert recall10 >= 0.95
+    for (tr, tc), (ar, ac) in zip(
+        truth, approx, strict=True
+    ):  # same cosines for the rows both found
+        common = set(tr.tolist()) & set(ar.tolist())
+        t = dict(zip(tr.tolist(), tc.tolist(), strict=True))
+        a = dict(zip(ar.tolist(), ac.tolist(), strict=True))
+        assert all(abs(t[r] - a[r]) < 1e-4 for r in common)
+
+
+def test_hnsw_sees_new_and_forgets_erased(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m"
+    with _open(path, clock) as mem:
+        _fill(mem, _texts(120))
+    with _open(path, clock, vector_threshold=50) as mem:
+        assert mem.vector_index_kind() == "hnsw"
+        clock.tick()
+        ep = mem.remember("The xylophone recital was moved to Thursday.", session="new")
+        hits = mem.recall("xylophone recital", k=3)  # a delta row: not in the generation yet
+        assert hits and hits[0].episode_id == ep.id
+        assert hits[0].channels["dense"] > 0.3
+        target = mem.recall("pottery class", k=1, min_score=0)[0]
+        assert target.episode_id is not None
+        mem.erase(target.episode_id)
+        left = mem.recall("pottery class", k=10, min_score=0)
+        assert all(h.episode_id != target.episode_id for h in left)
+    with _open(path, clock, vector_threshold=50) as mem:  # and after reopening
+        assert mem.recall("xylophone recital", k=1)[0].episode_id == ep.id
+        left = mem.recall("pottery class", k=10, min_score=0)
+        assert all(h.episode_id != target.episode_id for h in left)
