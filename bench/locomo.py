@@ -7,17 +7,25 @@ Each conversation goes into its own temporary memory: every turn an episode
 (session date as `occurred_at`, each turn a few seconds after the previous,
 `dia_id` as `source`, the session as `session`, the speaker's name as
 `speaker`, `author_kind="user"`; shared images rendered by their caption as
-LoCoMo's own prompts do). The memory's clock stands one day after the last
+LoCoMo's own prompts do; read by `palimpsest.transfer.parse_locomo`, the importer
+behind `palimpsest import --format locomo`). The memory's clock stands one day after the last
 session, when LoCoMo's questions are asked. Every question is asked with
 `mem.recall(q, k=25, min_score=0)`; recall@k is the share of the question's
 evidence turns among the first k episode hits (fact hits, if an extractor is
 on, are skipped). BM25-alone (bm25s) and dense-alone (MiniLM) baselines are
 computed in the same run with the prototype's code (bench/locomo_prototype.py).
+
+The floor trade-off asks, through the same memories, the never-mentioned
+questions of bench/data/abstention_locomo.jsonl (12 a conversation) and reports
+per floor: recall@5/@10 with hits under the floor dropped, and the false-memory
+rate (share of never-mentioned questions with any hit at or above the floor).
+`--save` writes the tables as bench/results/locomo-<date>.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -37,26 +45,18 @@ import locomo_prototype as proto
 
 from palimpsest import Memory
 from palimpsest.recall.embedder import SentenceTransformerEmbedder
+from palimpsest.recall.ranking import RankParams
+from palimpsest.transfer import parse_locomo
 
 KS = proto.KS
-TURN_GAP = timedelta(seconds=5)
 
 
 def _items(conv: proto.Conversation) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for t in conv.turns:
-        text = f"{t.text} [shares {t.caption}]" if t.caption else t.text
-        out.append(
-            {
-                "text": text,
-                "speaker": t.speaker,
-                "author_kind": "user",
-                "occurred_at": t.occurred_at + TURN_GAP * t.position,
-                "session": f"session_{t.session}",
-                "source": t.dia_id,
-            }
-        )
-    return out
+    """The conversation as the engine's own LoCoMo importer reads it."""
+    return parse_locomo(proto.DATA.read_text(), conversations=[conv.conv_id])
+
+
+Ranked = list[tuple[str, float]]  # (dia_id, score) of episode hits, best first
 
 
 def run_engine(
@@ -65,10 +65,12 @@ def run_engine(
     embedder: Any,
     *,
     extract: bool,
-) -> tuple[list[list[str]], float, float]:
-    """Ranked dia_ids per question, import seconds, mean recall seconds."""
-    last = max(t.occurred_at + TURN_GAP * t.position for t in conv.turns)
-    now = last + timedelta(days=1)
+    absent: Sequence[str] = (),
+) -> tuple[list[Ranked], float, float, list[float]]:
+    """Ranked (dia_id, score) per question, import seconds, mean recall seconds, and
+    the best hit score of each `absent` (never-mentioned) question, 0 when none."""
+    items = _items(conv)
+    now = max(i["occurred_at"] for i in items) + timedelta(days=1)
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with Memory.open(
@@ -77,19 +79,42 @@ def run_engine(
             extractor="spacy" if extract else None,
             embedder=embedder,
         ) as mem:
-            mem.remember_many(_items(conv))
+            mem.remember_many(items)
             t1 = time.perf_counter()
-            ranked = []
+            ranked: list[Ranked] = []
             for q in questions:
                 hits = mem.recall(q.text, k=25, min_score=0)
-                ranked.append([h.source or "" for h in hits if h.kind == "episode"])
+                ranked.append([(h.source or "", h.score) for h in hits if h.kind == "episode"])
             t2 = time.perf_counter()
-    return ranked, t1 - t0, (t2 - t1) / max(1, len(questions))
+            best = []
+            for text in absent:
+                hits = mem.recall(text, k=5, min_score=0)
+                best.append(max((h.score for h in hits), default=0.0))
+    return ranked, t1 - t0, (t2 - t1) / max(1, len(questions)), best
 
 
-def _recall_of(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    top = set(ranked[:k])
+def _recall_of(ranked: Ranked, evidence: Sequence[str], k: int, floor: float = 0.0) -> float:
+    top = {d for d, s in ranked[:k] if s >= floor}
     return sum(1 for e in evidence if e in top) / len(evidence)
+
+
+def _tradeoff(
+    rows: Sequence[tuple[Ranked, Sequence[str]]], absent: Sequence[float], floors: Sequence[float]
+) -> list[dict[str, float]]:
+    """Per floor: recall@5 and @10 with the floor applied, answerable questions left
+    with no hit, and the false-memory rate (never-mentioned questions answered)."""
+    out = []
+    for f in floors:
+        out.append(
+            {
+                "floor": f,
+                "recall@5": float(np.mean([_recall_of(r, ev, 5, f) for r, ev in rows])),
+                "recall@10": float(np.mean([_recall_of(r, ev, 10, f) for r, ev in rows])),
+                "empty": float(np.mean([not r or r[0][1] < f for r, _ in rows])),
+                "false_memory": float(np.mean([b >= f for b in absent])) if absent else 0.0,
+            }
+        )
+    return out
 
 
 def _table(title: str, results: dict[str, dict[str, dict[int, float]]]) -> None:
@@ -116,32 +141,47 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one development conversation")
     ap.add_argument("--extract", action="store_true", help="run the spaCy extractor too")
+    ap.add_argument("--floors", default="0.1,0.15,0.2,0.22,0.25,0.28,0.3,0.35")
+    ap.add_argument("--split", choices=("dev", "holdout", "both"), default="both")
+    ap.add_argument("--save", action="store_true", help="write bench/results/locomo-<date>.json")
     args = ap.parse_args(argv)
+    floors = sorted({float(x) for x in args.floors.split(",")} | {RankParams().floor})
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     convs, questions, skipped = proto.load_locomo()
     splits = {"dev": proto.DEV, "holdout": proto.HOLDOUT}
+    if args.split != "both":
+        splits = {args.split: splits[args.split]}
     if args.quick:
         splits = {"dev (quick: conv-26)": ("conv-26",)}
     wanted = {c for ids in splits.values() for c in ids}
+    absent = [a for a in proto.load_abstention(convs) if a["conv_id"] in wanted]
     convs = [c for c in convs if c.conv_id in wanted]
     embedder = SentenceTransformerEmbedder()
     bench = proto.Bench(proto.build_indexes(convs, embedder), embedder)
     qs_all = [q for q in questions if q.conv_id in wanted]
     bench.prepare([(q.conv_id, q.text) for q in qs_all])
     print(f"{len(qs_all)} questions ({skipped} skipped in the whole set: no usable evidence)")
+    report: dict[str, Any] = {"loadavg": Path("/proc/loadavg").read_text().split()[:3]}
 
     for split, ids in splits.items():
         qs = [q for q in qs_all if q.conv_id in ids]
         engine_rows: list[tuple[int, dict[int, float]]] = []
         imports, latencies = [], []
+        curve_rows: list[tuple[Ranked, Sequence[str]]] = []
+        absent_best: list[float] = []
         for conv in (c for c in convs if c.conv_id in ids):
             cq = [q for q in qs if q.conv_id == conv.conv_id]
-            ranked, secs, lat = run_engine(conv, cq, embedder, extract=args.extract)
+            ca = [a["question"] for a in absent if a["conv_id"] == conv.conv_id]
+            ranked, secs, lat, best = run_engine(
+                conv, cq, embedder, extract=args.extract, absent=ca
+            )
             imports.append(secs)
             latencies.append(lat)
+            absent_best += best
             for q, r in zip(cq, ranked, strict=True):
                 engine_rows.append((q.category, {k: _recall_of(r, q.evidence, k) for k in KS}))
+                curve_rows.append((r, q.evidence))
         res = {
             "bm25 (bm25s)": proto.evaluate(proto.m_bm25, qs, bench),
             "dense (MiniLM)": proto.evaluate(proto.m_dense, qs, bench),
@@ -153,6 +193,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"\nimport {np.mean(imports):.1f} s per conversation;"
             f" recall {1000 * np.mean(latencies):.0f} ms per question"
         )
+        curve = _tradeoff(curve_rows, absent_best, floors) if absent_best else []
+        if curve:
+            print(f"\nfloor trade-off ({len(absent_best)} never-mentioned questions):\n")
+            print("| floor | recall@5 | recall@10 | answerable left empty | false memories |")
+            print("|---|---|---|---|---|")
+            for c in curve:
+                mark = " (default)" if c["floor"] == RankParams().floor else ""
+                print(
+                    f"| {c['floor']:.2f}{mark} | {c['recall@5']:.3f} | {c['recall@10']:.3f}"
+                    f" | {c['empty']:.3f} | {c['false_memory']:.3f} |"
+                )
+        report[split] = {"questions": len(qs), "results": res, "floor_tradeoff": curve}
+    if args.save:
+        out = Path(__file__).resolve().parent / "results"
+        out.mkdir(exist_ok=True)
+        tag = "" if args.split == "both" else f"-{args.split}"
+        path = out / f"locomo-{time.strftime('%Y-%m-%d')}{tag}.json"
+        path.write_text(json.dumps(report, indent=1, default=str) + "\n")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

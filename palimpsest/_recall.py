@@ -11,15 +11,21 @@ numpy matrix per namespace (loaded on first recall, appended on writes). The
 channels are fused on a calibrated 0..1 scale by `recall.ranking.relevance`
 (the ranking measured on LoCoMo by bench/locomo_prototype.py), so one floor
 means the same for every query: nothing above it, nothing returned. Facts
-believed at (valid_at, known_at) about entities the query names join as hits
-of their own, scored on the same scale.
+believed at (valid_at, known_at) one or two hops from the entities the query
+names join as hits of their own, scored on the same scale (`recall/_facts.py`).
+
+A day or month the question names ("on 2014/01/29", "in March 2023",
+"yesterday" against valid_at) narrows the ranking to episodes that occurred
+then (`ranking.time_narrow`), and its digits leave the word channel, where
+they would match any other date. Recency counts from `occurred_at` (recall
+records no use of an episode), importance around its default; archived
+episodes (consolidation) are not candidates but stay readable by id.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,14 +35,15 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _names as names
-from ._core import _Core, _fact_model
 from ._time import TimeLike, to_utc
 from .errors import EmbedderMismatch, ValidationError
+from .graph._expand import ExpandStore
 from .graph._recall import EMB_DIM, RecallStore
-from .models import Fact, Hit
+from .models import Hit
+from .recall import _vectors
 from .recall import ranking as rk
-from .recall._text import STOPWORDS, number_tokens, query_words
-from .temporal import version_status
+from .recall._facts import WARNING, _FactRecall
+from .recall._text import number_tokens, query_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -52,11 +59,6 @@ _PREFILTER = 2000
 # An episode whose facts about a named entity no longer hold at valid_at still
 # answers "what was true then", but should yield to what holds now.
 _ENDED = 0.85
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
-_WARNING = (
-    "unverified: from {author} content and quarantined until corroborated;"
-    " treat it as a claim, not as knowledge"
-)
 
 
 @dataclass
@@ -78,11 +80,13 @@ class _Index:
     session: npt.NDArray[np.int64]  # a code per session; a sessionless episode is its own
     occurred: npt.NDArray[np.float64]  # POSIX seconds
     recorded: npt.NDArray[np.float64]
-    emb: F32
-    ctx: F32
+    vectors: _vectors.VectorIndex  # (turn, context) cosines per row; exact or HNSW
     speakers: set[str]
     session_codes: dict[str, int]
     position: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    # archived at load time (consolidation); later archivals are dropped at hit time
+    archived: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
+    importance: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
 
     def renumber(self) -> None:
@@ -123,7 +127,7 @@ def _ctx_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
     return row["text"] if prev is None else f"{prev['text']}\n{row['text']}"
 
 
-class _Recall(_Core):
+class _Recall(_FactRecall):
     """`recall` and the search rows behind it."""
 
     _embedder: Embedder | None
@@ -131,6 +135,7 @@ class _Recall(_Core):
     _recall_store: RecallStore
     _recall_indexes: dict[str, _Index]
     _recall_fts: bool
+    _recall_stmt_vecs: dict[str, F32]
 
     # --- lifecycle -------------------------------------------------------------------------
     @property
@@ -268,6 +273,7 @@ class _Recall(_Core):
             with self._store.write():
                 rs.delete_for([*episode_ids, *sorted(quoting)])
             self._recall_ix().pop(ns, None)
+            self._recall_stmt_vecs = {}  # hold no vector of erased words
         # the quoting turns get new search rows at the next load (backfill)
 
     # --- the index -------------------------------------------------------------------------
@@ -296,14 +302,15 @@ class _Recall(_Core):
         for i, s in enumerate(t.column("session").to_pylist()):
             session[i] = codes.setdefault(s if s is not None else "\x00" + ids[i], len(codes))
         pos = {e: i for i, e in enumerate(ids)}
-        emb = np.zeros((n, EMB_DIM), dtype=np.float32)
-        ctx = np.zeros((n, EMB_DIM), dtype=np.float32)
-        if self._embedder is not None:
-            eids, e, c = rs.embeddings(ns)
-            rows = [pos.get(x, -1) for x in eids]
-            ok = [j for j, r in enumerate(rows) if r >= 0]
-            emb[[rows[j] for j in ok]] = e[ok]
-            ctx[[rows[j] for j in ok]] = c[ok]
+        vectors = _vectors.load(
+            rs,
+            ns,
+            ids,
+            pos,
+            dim=EMB_DIM,
+            threshold=getattr(self, "_vector_threshold", _vectors.DEFAULT_VECTOR_THRESHOLD),
+            with_vectors=self._embedder is not None,
+        )
         ix = _Index(
             namespace=ns,
             ids=ids,
@@ -311,12 +318,14 @@ class _Recall(_Core):
             session=session,
             occurred=_posix(t.column("occurred_at")),
             recorded=_posix(t.column("recorded_at")),
-            emb=emb,
-            ctx=ctx,
+            vectors=vectors,
             speakers={str(s) for s in t.column("speaker").to_pylist() if s},
             session_codes=codes,
         )
         ix.renumber()
+        gone = ExpandStore(self._store.db).archived(ns)
+        ix.archived = np.array([e in gone for e in ids], dtype=np.bool_)
+        ix.importance = _floats(t.column("importance").to_pylist())
         return ix
 
     def _recall_apply(self, ix: _Index) -> None:
@@ -343,8 +352,14 @@ class _Recall(_Core):
         ix.recorded = np.concatenate(
             [ix.recorded, np.array([r["recorded_at"].timestamp() for r, _, _ in add])]
         )
-        ix.emb = np.vstack([ix.emb, np.stack([zero if e is None else e for _, e, _ in add])])
-        ix.ctx = np.vstack([ix.ctx, np.stack([zero if c is None else c for _, _, c in add])])
+        ix.vectors.append(
+            np.stack([zero if e is None else e for _, e, _ in add]),
+            np.stack([zero if c is None else c for _, _, c in add]),
+        )
+        ix.archived = np.concatenate([ix.archived, np.zeros(len(add), dtype=np.bool_)])
+        ix.importance = np.concatenate(
+            [ix.importance, _floats([r.get("importance") for r, _, _ in add])]
+        )
         ix.renumber()
 
     def _recall_backfill(self, ns: str) -> None:
@@ -426,7 +441,7 @@ class _Recall(_Core):
         floor = params.floor if min_score is None else float(min_score)
         with self._lock:
             ix = self._recall_index(ns)
-            words = query_words(text)
+            words = _without_dates(query_words(text), text, v)
             stems = self._rs.stems(words)
             episodes, novelty = self._score_episodes(ix, text, words, stems, v, kt, params)
             facts, ended = self._fact_hits(ns, text, stems, novelty, v, kt, params)
@@ -436,9 +451,9 @@ class _Recall(_Core):
                 e["score"] *= _ENDED
                 e["ended"] = True
         ranked = sorted(episodes, key=lambda e: -e["score"])
-        ranked = [e for e in ranked if e["score"] >= floor][:k]
+        ranked = [e for e in ranked if e["score"] >= floor]
         facts = [f for f in facts if f.score >= floor][: max(1, k // 3)]
-        hits = self._episode_hits(ranked) + facts
+        hits = self._episode_hits(ranked, k) + facts
         hits.sort(key=lambda h: -h.score)
         return hits[:k]
 
@@ -455,6 +470,7 @@ class _Recall(_Core):
         """(visible episodes with their scores, the query's term novelty)."""
         ns = ix.namespace
         visible = (ix.recorded <= kt.timestamp()) & (ix.occurred <= v.timestamp())
+        visible &= ~ix.archived
         cand = np.flatnonzero(visible)
         if cand.size == 0:
             return [], 0.0
@@ -467,22 +483,26 @@ class _Recall(_Core):
             if stem in seen:
                 continue
             seen.add(stem)
-            rows = [(ix.pos[e], s) for e, s in self._rs.term_hits(ns, word) if e in ix.pos]
-            at = np.array([r for r, _ in rows], dtype=np.int64)
-            sc = np.array([s for _, s in rows], dtype=np.float64)
+            # the term's best TERM_TOP texts (Arrow), and its df when the list is cut
+            hit_ids, hit_sc, df = self._rs.term_top(ns, word, n)
+            got = [(j, p) for j, e in enumerate(hit_ids) if (p := ix.pos.get(e)) is not None]
+            at = np.array([p for _, p in got], dtype=np.int64)
+            sc = hit_sc[np.array([j for j, _ in got], dtype=np.int64)]
             if at.size:
                 keep = visible[at]
                 at, sc = at[keep], sc[keep]
-            dfs.append(int(at.size))
+            dfs.append(int(at.size) if df is None else df)
             if at.size:
                 best += float(sc.max())
                 np.add.at(bm, at, sc)
         novelty = rk.damp_novelty(rk.term_novelty(dfs, int(cand.size)), int(cand.size))
+        window = rk.query_time(query, v)
         if self._embedder is not None:
             spoken = [s for s in ix.speakers if s.casefold() != "user"]
             content = rk.strip_names(query, spoken) or query
             q = self._embedder.embed([content])[0]
-            dense = [ix.emb[cand] @ q, ix.ctx[cand] @ q]
+            turn, context = ix.vectors.cosines(q)
+            dense = [turn[cand], context[cand]]
         else:
             dense = [np.zeros(cand.size, dtype=np.float32)]
         bm_c = rk.bm25_coverage(bm[cand], best) * np.float32(1.0 - novelty)
@@ -490,7 +510,12 @@ class _Recall(_Core):
         sub = np.arange(cand.size)
         if cand.size > _PREFILTER:
             plain = rk.fuse_weighted([bm_c, dn_c], [params.w_bm25, params.w_dense])
-            sub = _with_neighbours(ix, cand, np.argsort(-plain, kind="stable")[: _PREFILTER // 2])
+            top = _vectors.top_stable(plain, _PREFILTER // 2)
+            if window is not None:
+                # a named day or month must reach the ranking even when its episodes'
+                # words tie with hundreds of others (a lifelog's lunches)
+                top = np.union1d(top, _in_window(ix.occurred[cand], window, params))
+            sub = _with_neighbours(ix, cand, top)
         c = cand[sub]
         scores = rk.relevance(
             bm25=bm[c],
@@ -500,8 +525,10 @@ class _Recall(_Core):
             positions=ix.position[c],
             novelty=novelty,
             occurred_at=ix.occurred[c],
-            window=rk.query_time(query, v),
+            window=window,
             params=params,
+            reference=v,
+            importance=ix.importance[c],
         )
         out = []
         for j, i in enumerate(c):
@@ -518,12 +545,21 @@ class _Recall(_Core):
             )
         return out, novelty
 
-    def _episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
+    def _episode_hits(self, ranked: Sequence[dict[str, Any]], k: int) -> list[Hit]:
+        """The first `k` of `ranked` still live (not erased or archived since the load)."""
+        hits: list[Hit] = []
+        for at in range(0, len(ranked), k):
+            hits += self._some_episode_hits(ranked[at : at + k])
+            if len(hits) >= k:
+                break
+        return hits[:k]
+
+    def _some_episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
         rows = self._rs.episode_rows(e["id"] for e in ranked)
         hits = []
         for e in ranked:
             r = rows.get(e["id"])
-            if r is None:  # erased since the index was loaded
+            if r is None or r.get("archived"):  # erased or archived since the load
                 continue
             q = bool(r["quarantined"])
             hits.append(
@@ -540,125 +576,11 @@ class _Recall(_Core):
                     recorded_at=r["recorded_at"],
                     status="quarantined" if q else ("ended" if e.get("ended") else "current"),
                     quarantined=q,
-                    warning=_WARNING.format(author=r["author_kind"]) if q else None,
+                    warning=WARNING.format(author=r["author_kind"]) if q else None,
                     evidence=[r["id"]],
                 )
             )
         return hits
-
-    # --- facts -----------------------------------------------------------------------------
-    def _named_entities(self, ns: str, query: str) -> list[str]:
-        """Ids of stored entities the query names (word n-grams up to 3, and "I"/"my")."""
-        tokens = re.findall(r"[\w'’-]+", query)
-        tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
-        found: dict[str, None] = {}
-        if any(t.lower() in _FIRST_PERSON for t in tokens):
-            user = self._entity(ns, "user", field="query")
-            if user is not None:
-                found[user.id] = None
-        for size in (3, 2, 1):
-            for i in range(len(tokens) - size + 1):
-                gram = tokens[i : i + size]
-                if all(g.lower() in STOPWORDS for g in gram):
-                    continue
-                try:
-                    ent = self._entity(ns, " ".join(gram), field="query")
-                except ValidationError:
-                    continue
-                if ent is not None:
-                    found[ent.id] = None
-        return list(found)
-
-    def _fact_hits(
-        self,
-        ns: str,
-        query: str,
-        stems: Sequence[str],
-        novelty: float,
-        v: datetime,
-        kt: datetime,
-        params: rk.RankParams,
-    ) -> tuple[list[Hit], set[str]]:
-        """Facts about the named entities valid at V as believed at K, as scored hits;
-        and the episodes that only evidence versions not holding at V."""
-        subjects = self._named_entities(ns, query)
-        if not subjects:
-            return [], set()
-        rows: list[dict[str, Any]] = []
-        for sid in subjects:
-            rows += self._store.facts_asof(
-                namespace=ns, valid_at=None, known_at=kt, subject_id=sid, include_quarantined=True
-            )
-        holding: list[dict[str, Any]] = []
-        past: list[dict[str, Any]] = []
-        for r in rows:
-            covers = (r["valid_from"] is None or r["valid_from"] <= v) and (
-                r["valid_to"] is None or r["valid_to"] > v
-            )
-            (holding if covers else past).append(r)
-        live_ev = {e for r in holding for e in r["evidence"] or []}
-        ended = {e for r in past for e in r["evidence"] or []} - live_ev
-        if not holding:
-            return [], ended
-        facts = [
-            _fact_model(
-                r,
-                version_status(
-                    valid_to=r["valid_to"],
-                    expired_at=r["expired_at"],
-                    retracted_at=None,
-                    quarantined=r["quarantined"],
-                    known_at=kt,
-                    valid_at=v,
-                ),
-            )
-            for r in holding
-        ]
-        statements = [_statement(f) for f in facts]
-        qterms = {s for s in stems if not s.startswith("zq")} or set(stems)
-        words = [query_words(s) for s in statements]
-        flat = sorted({w for ws in words for w in ws})
-        stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
-        lexical = np.array(
-            [
-                len(qterms & {stem_of[w] for w in ws}) / len(qterms) if qterms else 0.0
-                for ws in words
-            ],
-            dtype=np.float32,
-        )
-        if self._embedder is not None:
-            vecs = self._embedder.embed([query, *statements])
-            dense = rk.cosine_to_unit(vecs[1:] @ vecs[0])
-        else:
-            dense = np.zeros(len(facts), dtype=np.float32)
-        scores = rk.fuse_weighted([lexical, dense], [params.w_bm25, params.w_dense])
-        scores = scores * np.float32(1.0 - params.novelty_weight * novelty)
-        hits = []
-        for f, text, s, lx, dn in zip(facts, statements, scores, lexical, dense, strict=True):
-            hits.append(
-                Hit(
-                    kind="fact",
-                    text=text,
-                    score=round(float(s), 6),
-                    channels={"lexical": round(float(lx), 6), "dense": round(float(dn), 6)},
-                    episode_id=f.evidence[0] if f.evidence else None,
-                    author_kind=f.author_kind,
-                    recorded_at=f.recorded_at,
-                    status=f.status,
-                    quarantined=f.quarantined,
-                    warning=_WARNING.format(author=f.author_kind) if f.quarantined else None,
-                    evidence=list(f.evidence),
-                    valid_from=f.valid_from,
-                    valid_to=f.valid_to,
-                    fact_id=f.id,
-                )
-            )
-        hits.sort(key=lambda h: -h.score)
-        return hits, ended
-
-
-def _statement(f: Fact) -> str:
-    return f"{f.subject} {f.predicate.replace('_', ' ')} {f.object}"
 
 
 def _predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:
@@ -677,17 +599,42 @@ def _predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _without_dates(words: list[str], query: str, v: datetime) -> list[str]:
+    """The query's words less the digits of the dates it names: those are the time
+    window's job, and as loose digit runs ("03", "09") they match any other date."""
+    window = rk.query_time(query, v)
+    if window is None:
+        return words
+    digits = set(number_tokens(window.phrase).split())
+    return [w for w in words if w not in digits] or words
+
+
+def _floats(values: Sequence[Any]) -> npt.NDArray[np.float64]:
+    """Optional numbers as floats, NaN for none."""
+    return np.array([np.nan if x is None else float(x) for x in values], dtype=np.float64)
+
+
+def _in_window(
+    occurred: npt.NDArray[np.float64], window: rk.TimeWindow, params: rk.RankParams
+) -> npt.NDArray[np.int64]:
+    """Positions of the times inside a narrow window (with the ranking's slack)."""
+    if window.end - window.start > params.narrow_span:
+        return np.zeros(0, dtype=np.int64)
+    lo = (window.start - params.time_slack_before).timestamp()
+    hi = (window.end + params.time_slack_after).timestamp()
+    return np.flatnonzero((occurred >= lo) & (occurred < hi)).astype(np.int64)
+
+
 def _with_neighbours(
     ix: _Index, cand: npt.NDArray[np.int64], top: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64]:
     """Positions in `cand` of the `top` ones and of their same-session neighbours."""
-    where = {(int(ix.session[c]), int(ix.position[c])): j for j, c in enumerate(cand)}
-    keep = set(int(j) for j in top)
-    for j in top:
-        c = cand[int(j)]
-        s, p = int(ix.session[c]), int(ix.position[c])
-        for q in (p - 1, p + 1):
-            nb = where.get((s, q))
-            if nb is not None:
-                keep.add(nb)
-    return np.array(sorted(keep), dtype=np.int64)
+    # vectorised (sorted keys + searchsorted): a dict over 10^5 candidates cost ~20 ms
+    session, position = ix.session[cand], ix.position[cand]
+    key = session * (int(position.max(initial=0)) + 3) + position + 1
+    order = np.argsort(key, kind="stable")
+    keys = key[order]
+    want = np.concatenate([key[top] - 1, key[top] + 1])
+    at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    found = order[at[keys[at] == want]]
+    return np.union1d(top.astype(np.int64), found.astype(np.int64))

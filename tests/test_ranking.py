@@ -366,3 +366,29 @@ def test_relevance_needs_a_dense_channel() -> None:
     inputs["dense"] = []
     with pytest.raises(ValueError):
         rk.relevance(**inputs)
+
+
+def test_relevance_recency_prefers_the_newer_of_equal_candidates() -> None:
+    day = 86_400.0
+    inputs = _inputs()
+    inputs["bm25"] = [0.0, 3.0, 0.0, 3.0, 0.0]
+    inputs["dense"] = [[0.1, 0.5, 0.1, 0.5, 0.1]]
+    inputs["sessions"] = [1, 2, 3, 4, 5]
+    times = [0.0, 0.0, 0.0, 400 * day, 400 * day]
+    ref = datetime.fromtimestamp(401 * day, UTC)
+    plain = rk.relevance(**inputs, occurred_at=times)
+    recent = rk.relevance(**inputs, occurred_at=times, reference=ref)
+    assert plain[1] == pytest.approx(plain[3])
+    assert recent[3] > recent[1] and recent[3] <= plain[3]
+    # bounded: an old memory loses at most recency_weight of its score
+    assert recent[1] >= plain[1] * (1 - rk.RankParams().recency_weight) - 1e-6
+
+
+def test_relevance_importance_is_neutral_at_the_default() -> None:
+    inputs = _inputs()
+    plain = rk.relevance(**inputs)
+    neutral = rk.relevance(**inputs, importance=[rk.DEFAULT_IMPORTANCE] * 5)
+    assert neutral.tolist() == pytest.approx(plain.tolist())
+    judged = rk.relevance(**inputs, importance=[0.0, 0.0, 1.0, 1.0, float("nan")])
+    assert judged[2] > plain[2] and judged[1] < plain[1]
+    assert judged[4] == pytest.approx(plain[4]) and judged.max() <= 1.0

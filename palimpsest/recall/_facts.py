@@ -1,0 +1,194 @@
+"""Recall's fact hits: the walk from the entities a query names, scored as hits.
+
+    >>> facts, ended = mem._fact_hits("default", "where does my sister live?", stems, 0.0, v, k, p)
+
+A mixin of `Memory` (through `_Recall`): the entities the query names (word
+n-grams, and "I"/"my" for the user) are the entry points of `_expand.walk`;
+facts believed at known_at and valid at valid_at become hits on recall's 0..1
+scale (words and meaning fused like episodes, times the hop weight), with their
+evidence edges back to episodes. Versions of the named entities' facts that do
+not hold at valid_at mark their evidence episodes as ended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._core import _Core, _fact_model
+from ..errors import ValidationError
+from ..models import Fact, Hit
+from ..temporal import version_status
+from . import _expand as xp
+from . import ranking as rk
+from ._text import STOPWORDS, query_words
+
+if TYPE_CHECKING:
+    from ..graph._recall import RecallStore
+    from .embedder import Embedder
+
+F32 = npt.NDArray[np.float32]
+
+_STATEMENT_CACHE = 50_000  # fact statement vectors kept per open memory
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+WARNING = (
+    "unverified: from {author} content and quarantined until corroborated;"
+    " treat it as a claim, not as knowledge"
+)
+
+
+class _FactRecall(_Core):
+    """Fact hits for `recall`."""
+
+    _embedder: Embedder | None
+    _recall_stmt_vecs: dict[str, F32]
+
+    @property
+    def _rs(self) -> RecallStore:
+        raise NotImplementedError  # _Recall's
+
+    def _statement_vectors(self, statements: Sequence[str]) -> F32:
+        """Vectors of fact statements, embedded once per open memory (a query about the
+        user meets the same few dozen statements again and again)."""
+        assert self._embedder is not None
+        cache: dict[str, F32] | None = getattr(self, "_recall_stmt_vecs", None)
+        if cache is None or len(cache) > _STATEMENT_CACHE:
+            cache = self._recall_stmt_vecs = {}
+        todo = sorted({t for t in statements if t not in cache})
+        if todo:
+            for t, vec in zip(todo, self._embedder.embed(todo), strict=True):
+                cache[t] = vec
+        return np.stack([cache[t] for t in statements])
+
+    def _named_entities(self, ns: str, query: str) -> list[str]:
+        """Ids of stored entities the query names (word n-grams up to 3, and "I"/"my")."""
+        tokens = re.findall(r"[\w'’-]+", query)
+        tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
+        found: dict[str, None] = {}
+        if any(t.lower() in _FIRST_PERSON for t in tokens):
+            user = self._entity(ns, "user", field="query")
+            if user is not None:
+                found[user.id] = None
+        for size in (3, 2, 1):
+            for i in range(len(tokens) - size + 1):
+                gram = tokens[i : i + size]
+                if all(g.lower() in STOPWORDS for g in gram):
+                    continue
+                try:
+                    ent = self._entity(ns, " ".join(gram), field="query")
+                except ValidationError:
+                    continue
+                if ent is not None:
+                    found[ent.id] = None
+        return list(found)
+
+    def _fact_hits(
+        self,
+        ns: str,
+        query: str,
+        stems: Sequence[str],
+        novelty: float,
+        v: datetime,
+        kt: datetime,
+        params: rk.RankParams,
+    ) -> tuple[list[Hit], set[str]]:
+        """Facts about the named entities valid at V as believed at K, as scored hits;
+        and the episodes that only evidence versions not holding at V."""
+        subjects = self._named_entities(ns, query)
+        if not subjects:
+            return [], set()
+        qterms = {s for s in stems if not s.startswith("zq")} or set(stems)
+
+        def fetch(entity_id: str, as_object: bool) -> list[dict[str, Any]]:
+            return self._store.facts_asof(
+                namespace=ns,
+                valid_at=None,
+                known_at=kt,
+                subject_id=None if as_object else entity_id,
+                object_id=entity_id if as_object else None,
+                include_quarantined=True,
+            )
+
+        def lexical_of(rows: Sequence[Mapping[str, Any]]) -> npt.NDArray[np.float32]:
+            words = [query_words(_row_statement(r)) for r in rows]
+            flat = sorted({w for ws in words for w in ws})
+            stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
+            return xp.lexical_overlap(qterms, [{stem_of[w] for w in ws} for ws in words])
+
+        walked = xp.walk(fetch, subjects, relevant=lexical_of)
+        holding: list[tuple[Mapping[str, Any], int]] = []
+        past: list[Mapping[str, Any]] = []
+        for r, hop in walked:
+            covers = (r["valid_from"] is None or r["valid_from"] <= v) and (
+                r["valid_to"] is None or r["valid_to"] > v
+            )
+            if covers:
+                holding.append((r, hop))
+            elif hop == 1:
+                past.append(r)
+        live_ev = {e for r, _ in holding for e in r["evidence"] or []}
+        ended = {e for r in past for e in r["evidence"] or []} - live_ev
+        if not holding:
+            return [], ended
+        lex_all = lexical_of([r for r, _ in holding])
+        keep = xp.shortlist(lex_all, [h for _, h in holding])
+        holding = [holding[i] for i in keep]
+        lexical = lex_all[keep]
+        facts = [
+            _fact_model(
+                r,
+                version_status(
+                    valid_to=r["valid_to"],
+                    expired_at=r["expired_at"],
+                    retracted_at=None,
+                    quarantined=r["quarantined"],
+                    known_at=kt,
+                    valid_at=v,
+                ),
+            )
+            for r, _ in holding
+        ]
+        statements = [_statement(f) for f in facts]
+        if self._embedder is not None:
+            q = self._embedder.embed([query])[0]
+            dense = rk.cosine_to_unit(self._statement_vectors(statements) @ q)
+        else:
+            dense = np.zeros(len(facts), dtype=np.float32)
+        scores = rk.fuse_weighted([lexical, dense], [params.w_bm25, params.w_dense])
+        scores = scores * np.float32(1.0 - params.novelty_weight * novelty)
+        scores = scores * xp.hop_weight([h for _, h in holding])
+        hits = []
+        for f, text, s, lx, dn in zip(facts, statements, scores, lexical, dense, strict=True):
+            hits.append(
+                Hit(
+                    kind="fact",
+                    text=text,
+                    score=round(float(s), 6),
+                    channels={"lexical": round(float(lx), 6), "dense": round(float(dn), 6)},
+                    episode_id=f.evidence[0] if f.evidence else None,
+                    author_kind=f.author_kind,
+                    recorded_at=f.recorded_at,
+                    status=f.status,
+                    quarantined=f.quarantined,
+                    warning=WARNING.format(author=f.author_kind) if f.quarantined else None,
+                    evidence=list(f.evidence),
+                    valid_from=f.valid_from,
+                    valid_to=f.valid_to,
+                    fact_id=f.id,
+                )
+            )
+        hits.sort(key=lambda h: -h.score)
+        return hits, ended
+
+
+def _statement(f: Fact) -> str:
+    return f"{f.subject} {f.predicate.replace('_', ' ')} {f.object}"
+
+
+def _row_statement(r: Mapping[str, Any]) -> str:
+    return f"{r['subject']} {str(r['predicate']).replace('_', ' ')} {r['object']}"
