@@ -566,3 +566,27 @@ def test_recall_over_http_by_words_as_of(tmp_path: Path, clock: Clock) -> None:
         # as known before the violin lesson was remembered: not there
         earlier = ok(c.get("/v1/recall", params={"query": "violin lesson", "known_at": before}))
         assert all("violin" not in h["text"] for h in earlier)
+
+
+def test_consolidation_trigger_and_reports(client: TestClient, clock: Clock) -> None:
+    assert_fact(
+        client, "user", "works_at", "Acme", valid_from="2020-01-01" + T, valid_to="2021-01-01" + T
+    )
+    clock.tick()
+    dry = ok(client.post("/v1/consolidation", params={"dry_run": "true"}))
+    assert dry["dry_run"] is True and dry["changes"], dry
+    assert ok(client.get("/v1/consolidation/reports"))["items"] == []  # a dry run keeps none
+
+    run = ok(client.post("/v1/consolidation"))
+    assert [c["action"] for c in run["changes"]] == [c["action"] for c in dry["changes"]]
+    assert all(c["reason"] for c in run["changes"])
+    clock.tick()
+    again = ok(client.post("/v1/consolidation"))
+    assert again["changes"] == []  # idempotent: nothing left to do
+
+    page = ok(client.get("/v1/consolidation/reports", params={"limit": 1}))
+    assert len(page["items"]) == 1 and page["next_offset"] == 1  # newest first
+    assert page["items"][0]["changes"] == []
+    older = ok(client.get("/v1/consolidation/reports", params={"offset": 1}))["items"]
+    assert [c["action"] for c in older[0]["changes"]] == [c["action"] for c in run["changes"]]
+    problem(client.post("/v1/consolidation", params={"dry_run": "maybe"}), 422)

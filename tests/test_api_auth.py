@@ -125,7 +125,33 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any], bool]] = [
     ("GET", "/v1/snapshot", {}, False),
     ("GET", "/v1/snapshot", {"params": {"format": "node-link"}}, False),
     ("GET", "/v1/changes", {"params": {"since": "2000-01-01" + T}}, False),
+    ("GET", "/v1/recall", {"params": {"query": "where does Alice live? Lisbon"}}, False),
+    ("POST", "/v1/consolidation", {"params": {"dry_run": "true"}}, True),
+    ("GET", "/v1/consolidation/reports", {}, False),
 ]
+
+
+def test_the_isolation_tests_cover_every_endpoint(tenants: Tenants) -> None:
+    schema = tenants.client.get("/openapi.json").json()
+    served = {
+        (method.upper(), path)
+        for path, ops in schema["paths"].items()
+        for method in ops
+        if path != "/v1/health"
+    }
+    tried = {(m, p.replace("{fact}", "{fact_id}")) for m, p, _, _ in ENDPOINTS}
+    tried = {
+        (
+            m,
+            p.replace("/v1/items/{fact_id}", "/v1/items/{item_id}")
+            .replace("/v1/items/{episode}", "/v1/items/{item_id}")
+            .replace("/v1/episodes/{episode}", "/v1/episodes/{episode_id}")
+            .replace("/v1/entities/Alice", "/v1/entities/{name}")
+            .replace("/v1/predicates/hobby", "/v1/predicates/{name}"),
+        )
+        for m, p in tried
+    }
+    assert served <= tried, served - tried
 
 
 def call(

@@ -216,6 +216,10 @@ def test_level_sources_are_contested_everywhere_until_resolved(mem: Memory, cloc
     assert [f.status for f in mem.facts("Bob", "works_at", valid_at=V)] == ["contested"]
     assert [f.status for f in mem.entity("Bob", valid_at=V).outgoing] == ["contested"]
     assert [f.status for f in mem.snapshot(valid_at=V).facts] == ["contested"]
+    hits = [
+        h for h in mem.recall("Where does Bob work?", valid_at=V, min_score=0) if h.kind == "fact"
+    ]
+    assert hits and {h.status for h in hits} == {"contested"}  # recall says so too
     assert [f.status for f in mem.facts("Bob", "works_at", valid_at=V, known_at=before)] == [
         "current"
     ]

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from ..errors import TooLarge
 from ..models import (
     Changes,
+    ConsolidationReport,
     Entity,
     EntityProfile,
     Episode,
@@ -338,3 +339,24 @@ def recall(
         min_score=min_score,
         namespace=access.namespace,
     )
+
+
+# --- consolidation -------------------------------------------------------------------------------
+@router.post("/consolidation", response_model=ConsolidationReport, tags=["consolidation"])
+def consolidate(
+    access: Writer,
+    dry_run: Annotated[bool, Query(description="Show what would change; change nothing.")] = False,
+    full: Annotated[bool, Query(description="Ignore the watermark; look at everything.")] = False,
+) -> ConsolidationReport:
+    """Run the nightly consolidation now over the namespace; every change with its reason."""
+    return access.memory.consolidate(dry_run=dry_run, full=full, namespace=access.namespace)
+
+
+@router.get(
+    "/consolidation/reports", response_model=Page[ConsolidationReport], tags=["consolidation"]
+)
+def consolidation_reports(access: Reader, limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
+    """Earlier runs' reports in the namespace, newest first."""
+    reports = access.memory.consolidation_reports(namespace=access.namespace)[::-1]
+    items = reports[offset : offset + limit]
+    return _page(items, limit, offset, more=len(reports) > offset + limit)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._consolidate_reads import contested_versions
 from .._core import _Core, _fact_model
 from ..errors import ValidationError
 from ..models import Fact, Hit
@@ -139,6 +140,7 @@ class _FactRecall(_Core):
         keep = xp.shortlist(lex_all, [h for _, h in holding])
         holding = [holding[i] for i in keep]
         lexical = lex_all[keep]
+        contested = contested_versions(self._store, [r for r, _ in holding], known_at=kt)
         facts = [
             _fact_model(
                 r,
@@ -149,6 +151,7 @@ class _FactRecall(_Core):
                     quarantined=r["quarantined"],
                     known_at=kt,
                     valid_at=v,
+                    contested=r["id"] in contested,
                 ),
             )
             for r, _ in holding
