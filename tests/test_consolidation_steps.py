@@ -379,3 +379,42 @@ def test_dedupe_rules_are_pure() -> None:
     again = duplicates(rows, new={"e"}, known={"b": "a"}, vectors=vec)  # type: ignore[arg-type]
     assert [(d.id, d.canonical) for d in again] == [("e", "a")]
     assert duplicates([row("x", "s", "f", 5), row("y", "s", "f", 5)], new=None, known={}) == []
+
+
+def test_dedupe_in_blocks_finds_what_one_by_one_comparison_finds() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import numpy as np
+
+    from palimpsest.consolidation import _dedupe, duplicates
+
+    rng = np.random.default_rng(7)
+    t = datetime(2024, 1, 1, tzinfo=UTC)
+    n = 1300  # more than two blocks
+    base = rng.normal(size=(n, 16)).astype(np.float32)
+    for i in rng.choice(np.arange(1, n), size=120, replace=False):  # planted near copies
+        base[i] = base[rng.integers(0, i)] + rng.normal(scale=0.02, size=16)
+    rows = [
+        {
+            "id": f"e{i:05d}",
+            "speaker": "s",
+            "fingerprint": f"f{i}",
+            "recorded_at": t + timedelta(seconds=i),
+            "length": 40,
+        }
+        for i in range(n)
+    ]
+    vec = {r["id"]: base[i] for i, r in enumerate(rows)}
+
+    def naive() -> list[tuple[str, str]]:
+        m = base / np.linalg.norm(base, axis=1, keepdims=True)
+        out: list[tuple[str, str]] = []
+        for pos in range(1, n):
+            sims = m[:pos] @ m[pos]
+            if sims.max() >= _dedupe.THRESHOLD:
+                out.append((f"e{pos:05d}", f"e{int(sims.argmax()):05d}"))
+        return out
+
+    found = duplicates(rows, new=None, known={}, vectors=vec)  # type: ignore[arg-type]
+    assert len(found) >= 100
+    assert [(d.id, d.canonical) for d in found] == naive()

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 MIN_LENGTH = 24
 THRESHOLD = 0.97
+_BLOCK = 512  # candidates per matrix product
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,20 @@ def _near(
         ids = [r["id"] for r in group]  # in recording order
         m = np.stack([vectors[i] for i in ids]).astype(np.float32)
         m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-        for pos, i in enumerate(ids):
-            if pos == 0 or i in known or i in out or (new is not None and i not in new):
-                continue
-            sims = m[:pos] @ m[pos]
-            best = int(np.argmax(sims))
-            if float(sims[best]) >= threshold:
-                out[i] = Duplicate(i, root(ids[best]), round(float(sims[best]), 4))
+        todo = [
+            pos
+            for pos, i in enumerate(ids)
+            if pos > 0 and i not in known and i not in out and (new is None or i in new)
+        ]
+        # each candidate against every earlier episode of the speaker, a block of
+        # candidates per matrix product: one pass over `m` per block, not per episode
+        for start in range(0, len(todo), _BLOCK):
+            block = np.asarray(todo[start : start + _BLOCK])
+            sims = m[block] @ m[: int(block[-1])].T
+            sims[np.arange(sims.shape[1])[None, :] >= block[:, None]] = -np.inf  # later ones
+            best = np.argmax(sims, axis=1)
+            for row, pos in enumerate(block.tolist()):
+                sim = float(sims[row, best[row]])
+                if sim >= threshold:
+                    i = ids[pos]
+                    out[i] = Duplicate(i, root(ids[int(best[row])]), round(sim, 4))
