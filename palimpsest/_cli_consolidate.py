@@ -6,6 +6,7 @@ $ palimpsest unmerge mg_0f3a…
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -56,7 +57,24 @@ def register(app: typer.Typer) -> None:
                 for r in reports:
                     _echo(f"{r.finished_at.isoformat()}  {r.summary}")
                 return
-            report = mem.consolidate(dry_run=dry_run, full=full)
+            if as_json:
+                report = mem.consolidate(dry_run=dry_run, full=full)
+            else:
+                from ._consolidate import STEPS
+
+                with typer.progressbar(
+                    length=len(STEPS), label="consolidating", file=sys.stderr
+                ) as bar:
+                    seen: list[str] = []
+
+                    def step(name: str) -> None:
+                        if seen:
+                            bar.update(1)
+                        seen.append(name)
+                        bar.label = f"consolidating: {name}"
+
+                    report = mem.consolidate(dry_run=dry_run, full=full, progress=step)
+                    bar.update(1)
         if as_json:
             _dump_json(report.model_dump(mode="json") | {"summary": report.summary})
             return

@@ -17,6 +17,7 @@ stored) completes the work. Each run's report is kept as JSON in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from ._consolidate_merge import _Merge
 from ._consolidate_promote import _Promote
@@ -37,12 +38,14 @@ class _Consolidate(_Steps, _Merge, _Promote):
         dry_run: bool = False,
         full: bool = False,
         namespace: str | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> ConsolidationReport:
         """Run the nightly consolidation over one namespace; idempotent.
 
         >>> mem.consolidate(dry_run=True).changes
 
-        `full=True` ignores the watermark and looks at everything again.
+        `full=True` ignores the watermark and looks at everything again;
+        `progress(step)` is called as each step starts (for progress bars).
         """
         ns = self._ns(namespace)
         with self._lock:
@@ -52,6 +55,8 @@ class _Consolidate(_Steps, _Merge, _Promote):
             # a full pass (no watermark) asks each step's own question of the whole store
             run.slots = set() if since is None else self._cs.changed_slots(ns, since)
             for step in STEPS:
+                if progress is not None:
+                    progress(step)
                 self._step_hook(step)
                 getattr(self, f"_{step}_step")(run)
             if not dry_run:
