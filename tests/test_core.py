@@ -423,3 +423,32 @@ def test_transaction_time_never_goes_backwards(tmp_path: Path) -> None:
         a = mem.assert_fact("user", "likes", "a", valid_from=None)
         b = mem.assert_fact("user", "likes", "b", valid_from=None)
         assert b.recorded_at >= a.recorded_at
+
+
+def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -> None:
+    from palimpsest import _core
+
+    n = _core._PRELOAD_AFTER + 40
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        mem.assert_many(
+            [
+                {"subject": f"person {i}", "predicate": "lives_in", "object": f"town {i % 5}"}
+                for i in range(n)
+            ]
+        )
+        mem.define_predicate("lives_in", cardinality="one", aliases=["resides in"])
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:  # cold caches
+        lookups: list[str] = []
+        real = mem._store.entity_id_for_key
+
+        def counting(ns: str, key: str) -> str | None:
+            lookups.append(key)
+            return real(ns, key)
+
+        mem._store.entity_id_for_key = counting  # type: ignore[method-assign]
+        for i in range(n):
+            assert [f.object for f in mem.facts(f"person {i}", "lives_in")] == [f"town {i % 5}"]
+        assert len(lookups) == _core._PRELOAD_AFTER  # then every key came in one scan
+        assert mem.facts("nobody at all", "lives_in") == []  # unknown names still answer
+        mem.assert_fact("person 0", "lives_in", "Elsewhere")  # writes keep the map right
+        assert [f.object for f in mem.facts("person 0", "lives_in")] == ["Elsewhere"]

@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import pyarrow as pa
-
-from ..errors import StoreError
-from ._db import Database, Row, _to_db, check_params
+from ._db import Database, Row
 
 _WATERMARK = "consolidation.watermark\x1f"
 _BATCH = 2000
@@ -31,22 +28,8 @@ def _chunks(items: Sequence[Any], n: int = _BATCH) -> list[Sequence[Any]]:
 
 
 def _rows(db: Database, cypher: str, /, **params: Any) -> list[Row]:
-    """A bulk read through Arrow (columns, not a Python call per value), as rows.
-
-    Same parameter check as `Database.query`; UTC times come back aware."""
-    check_params(cypher, params)
-    if db.closed:
-        raise StoreError("the database is closed")
-    conn = db._conn().conn  # the reader (or the writer inside a write transaction)
-    result = conn.execute(cypher, {k: _to_db(v) for k, v in params.items()})
-    assert not isinstance(result, list)
-    table: pa.Table = result.get_as_arrow(chunk_size=100_000)
-    result.close()
-    for i, field in enumerate(table.schema):
-        if pa.types.is_timestamp(field.type):
-            table = table.set_column(i, field.name, table.column(i).cast(pa.timestamp("us", "UTC")))
-    rows: list[Row] = table.to_pylist()
-    return rows
+    """A bulk read through Arrow, as rows (see `Database.query_arrow`)."""
+    return db.query_arrow(cypher, **params)
 
 
 class ConsolidationStore:

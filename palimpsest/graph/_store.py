@@ -182,6 +182,17 @@ class Store:
         )
         return rows[0]["e"] if rows else None
 
+    def entity_keys(self, namespace: str) -> dict[str, str]:
+        """Every name and alias key of the namespace -> its entity id (one Arrow scan)."""
+        prefix = f"{namespace}\x1f"
+        rows = self.db.query_arrow(
+            "MATCH (k:EntityKey) WHERE starts_with(k.id, $prefix)"
+            " RETURN k.id AS k, k.entity_id AS e",
+            prefix=prefix,
+        )
+        cut = len(prefix)
+        return {r["k"][cut:]: r["e"] for r in rows}
+
     def entity(self, entity_id: str) -> Row | None:
         # named columns: measurably cheaper than returning the node (on every write path)
         rows = self.db.query(f"MATCH (e:Entity {{id: $id}}) RETURN {_ENTITY_RETURN}", id=entity_id)
