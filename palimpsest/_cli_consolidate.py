@@ -7,7 +7,8 @@ $ palimpsest unmerge mg_0f3a…
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from contextlib import ExitStack
+from typing import Annotated, Any
 
 import typer
 
@@ -62,19 +63,24 @@ def register(app: typer.Typer) -> None:
             else:
                 from ._consolidate import STEPS
 
-                with typer.progressbar(
-                    length=len(STEPS), label="consolidating", file=sys.stderr
-                ) as bar:
-                    seen: list[str] = []
+                with ExitStack() as stack:
+                    bar: Any = None
 
                     def step(name: str) -> None:
-                        if seen:
+                        # opened at the first step: a memory held by a server fails
+                        # before any, and its error must stand alone on stderr
+                        nonlocal bar
+                        if bar is None:
+                            bar = stack.enter_context(
+                                typer.progressbar(length=len(STEPS), file=sys.stderr)
+                            )
+                        else:
                             bar.update(1)
-                        seen.append(name)
                         bar.label = f"consolidating: {name}"
 
                     report = mem.consolidate(dry_run=dry_run, full=full, progress=step)
-                    bar.update(1)
+                    if bar is not None:
+                        bar.update(1)
         if as_json:
             _dump_json(report.model_dump(mode="json") | {"summary": report.summary})
             return

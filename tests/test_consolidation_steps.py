@@ -418,3 +418,21 @@ def test_dedupe_in_blocks_finds_what_one_by_one_comparison_finds() -> None:
     found = duplicates(rows, new=None, known={}, vectors=vec)  # type: ignore[arg-type]
     assert len(found) >= 100
     assert [(d.id, d.canonical) for d in found] == naive()
+
+
+def test_cli_consolidate_shows_each_step_then_the_changes(tmp_path: Path) -> None:
+    from palimpsest.cli import app
+
+    path = tmp_path / "m"
+    with Memory.open(path, extractor=None, embedder=None) as mem:
+        mem.assert_fact(
+            "user",
+            "works_at",
+            "Acme",
+            valid_from="2020-01-01T00:00:00Z",
+            valid_to="2021-01-01T00:00:00Z",
+        )
+    out = CliRunner().invoke(app, ["--path", str(path), "consolidate"])
+    assert out.exit_code == 0, out.output
+    assert "1 ended" in out.stdout and "its window closed" in out.stdout
+    assert "consolidating: decay" in out.stderr  # the progress bar, on stderr
