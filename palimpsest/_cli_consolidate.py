@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+from ._cli_options import JsonOpt
 
 
 def register(app: typer.Typer) -> None:

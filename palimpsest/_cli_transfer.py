@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ._cli_options import JsonOpt
+
 if TYPE_CHECKING:
     from .memory import Memory
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 NamespaceOpt = Annotated[
     str | None,
     typer.Option("--namespace", "-n", metavar="NAME", help="Namespace (default: the global one)."),

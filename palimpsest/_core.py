@@ -37,7 +37,7 @@ from .models import (
     Fact,
     Predicate,
 )
-from .temporal import LogEntry, Segment, diff, replay
+from .temporal import LogEntry, Segment, diff, materialise, replay
 
 DEFAULT_PATH = "palimpsest-data"
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
@@ -329,6 +329,32 @@ class _Core:
         return name
 
     # --- materialisation (shared by writes, erasure and predicate changes) -------------
+    def _versions_from_log(
+        self, log: Sequence[Mapping[str, Any]], cardinality: Any
+    ) -> list[dict[str, Any]]:
+        """A slot's whole version history rebuilt from its log (erase, restore): the
+        replayed versions of trusted assertions, plus quarantined claims as they stand."""
+        by_id = {a["id"]: a for a in log}
+        active = [_log_entry(a) for a in log if not a["quarantined"]]
+        rows = [
+            self._version_row(
+                by_id[v.segment.source],
+                v.segment.valid_from,
+                v.segment.valid_to,
+                v.recorded_at,
+                v.expired_at,
+            )
+            for v in materialise(active, cardinality)
+        ]
+        for a in log:
+            if a["quarantined"] and a["op"] == "assert":
+                rows.append(
+                    self._version_row(
+                        a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
+                    )
+                )
+        return rows
+
     def _version_row(
         self,
         a: Mapping[str, Any],

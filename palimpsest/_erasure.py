@@ -11,7 +11,6 @@ from typing import Any
 from . import _names as names
 from ._core import (
     _Core,
-    _log_entry,
 )
 from .errors import (
     AlreadyErased,
@@ -22,7 +21,6 @@ from .graph import encode
 from .models import (
     Tombstone,
 )
-from .temporal import materialise
 
 
 class _Erasure(_Core):
@@ -113,25 +111,7 @@ class _Erasure(_Core):
         """Rewrite a slot's whole version history from its log (used by erase)."""
         self._store.delete_versions(self._store.slot_version_ids(slot))
         log_rows = self._store.slot_log(slot)
-        by_id = {a["id"]: a for a in log_rows}
-        active = [_log_entry(a) for a in log_rows if not a["quarantined"]]
-        rows = [
-            self._version_row(
-                by_id[v.segment.source],
-                v.segment.valid_from,
-                v.segment.valid_to,
-                v.recorded_at,
-                v.expired_at,
-            )
-            for v in materialise(active, self._cardinality(ns, slot))
-        ]
-        for a in log_rows:
-            if a["quarantined"] and a["op"] == "assert":
-                rows.append(
-                    self._version_row(
-                        a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
-                    )
-                )
+        rows = self._versions_from_log(log_rows, self._cardinality(ns, slot))
         self._store.create_versions(rows)
         log, versions = encode(log_rows, rows)
         self._store.save_slot_states([{"id": slot, "log": log, "versions": versions}])

@@ -14,18 +14,17 @@ backfill writes them after the restore, with this memory's embedder.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from . import _names as names
-from ._core import _log_entry, _packed, _slot_id, _SlotState
+from ._core import _packed, _slot_id, _SlotState
 from ._episodes import _Episodes
 from ._vocabulary import default_predicates
 from .errors import Conflict, ValidationError
 from .graph import SCHEMA_VERSION
 from .graph._transfer import TransferStore
-from .temporal import materialise
 from .transfer import (
     ExportData,
     aux_record,
@@ -213,7 +212,7 @@ class _Transfer(_Episodes):
         states, versions = [], []
         for sid, meta in slots.items():
             log = logs[sid]
-            vs = self._restored_versions(log, preds[meta["predicate"]]["cardinality"])
+            vs = self._versions_from_log(log, preds[meta["predicate"]]["cardinality"])
             versions += vs
             states.append(_packed(_SlotState(meta, log, vs, new=True)))
         tombs = []
@@ -253,31 +252,6 @@ class _Transfer(_Episodes):
             "aux": aux,
             "times": times,
         }
-
-    def _restored_versions(
-        self, log: Sequence[Mapping[str, Any]], cardinality: Any
-    ) -> list[dict[str, Any]]:
-        """A slot's whole version history from its log: what `_rebuild_slot` writes."""
-        by_id = {a["id"]: a for a in log}
-        active = [_log_entry(a) for a in log if not a["quarantined"]]
-        rows = [
-            self._version_row(
-                by_id[v.segment.source],
-                v.segment.valid_from,
-                v.segment.valid_to,
-                v.recorded_at,
-                v.expired_at,
-            )
-            for v in materialise(active, cardinality)
-        ]
-        for a in log:
-            if a["quarantined"] and a["op"] == "assert":
-                rows.append(
-                    self._version_row(
-                        a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
-                    )
-                )
-        return rows
 
     def _write_restore(self, ns: str, plan: Mapping[str, Any]) -> None:
         ts = TransferStore(self._store)

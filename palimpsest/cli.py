@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from . import _cli_consolidate, _cli_mcp, _cli_recall, _cli_transfer
+from ._cli_options import JsonOpt
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -75,7 +76,6 @@ class Settings:
 
 
 # --- shared option types -------------------------------------------------------------------
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ValidAtOpt = Annotated[
     str | None,
     typer.Option("--valid-at", help="What was true at this time (default: now).", metavar="T"),

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from palimpsest.extraction import SpacyExtractor
+
+from .test_extraction import _load_eval
 
 pytestmark = pytest.mark.models
 
@@ -25,18 +24,6 @@ DATA = ROOT / "tests" / "data"
 @pytest.fixture(scope="module")
 def ex() -> SpacyExtractor:
     return SpacyExtractor()
-
-
-def _load_eval() -> ModuleType:
-    name = "extraction_eval"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "extraction_eval.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
+EPISODE_COLUMNS = (
+    "id",
+    "namespace",
+    "text",
+    "speaker",
+    "author_kind",
+    "source",
+    "session",
+    "reply_to",
+    "occurred_at",
+    "recorded_at",
+    "fingerprint",
+    "importance",
+    "kind",
+    "quarantined",
+    "archived",
+)
 SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
 STATE_COLUMNS = ("id", "log", "versions")
 

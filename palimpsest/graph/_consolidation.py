@@ -27,11 +27,6 @@ def _chunks(items: Sequence[Any], n: int = _BATCH) -> list[Sequence[Any]]:
     return [items[i : i + n] for i in range(0, len(items), n)]
 
 
-def _rows(db: Database, cypher: str, /, **params: Any) -> list[Row]:
-    """A bulk read through Arrow, as rows (see `Database.query_arrow`)."""
-    return db.query_arrow(cypher, **params)
-
-
 class ConsolidationStore:
     """Reads and writes of the nightly job (one per open `Database`)."""
 
@@ -109,8 +104,7 @@ class ConsolidationStore:
     # --- episodes (dedupe, decay) --------------------------------------------------------
     def episode_digest(self, namespace: str) -> list[Row]:
         """What dedupe compares: every live episode's speaker, fingerprint, length."""
-        return _rows(
-            self.db,
+        return self.db.query_arrow(
             "MATCH (e:Episode) WHERE e.namespace = $ns RETURN e.id AS id, e.speaker AS speaker,"
             " e.fingerprint AS fingerprint, e.recorded_at AS recorded_at,"
             " size(e.text) AS length, e.archived AS archived",
@@ -144,8 +138,7 @@ class ConsolidationStore:
 
     def cold_candidates(self, namespace: str, *, below: float, before: datetime) -> list[Row]:
         """Live episodes of low importance recorded before `before`."""
-        return _rows(
-            self.db,
+        return self.db.query_arrow(
             "MATCH (e:Episode) WHERE e.namespace = $ns AND NOT e.archived"
             " AND e.importance < $below AND e.recorded_at < $before"
             " RETURN e.id AS id, e.importance AS importance, e.recorded_at AS recorded_at",
@@ -217,8 +210,7 @@ class ConsolidationStore:
 
     def entity_rows(self, namespace: str) -> list[Row]:
         """What merging compares of every entity (id, name, key, type, aliases, created_at)."""
-        return _rows(
-            self.db,
+        return self.db.query_arrow(
             "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.id AS id, e.name AS name,"
             " e.key AS key, e.type AS type, e.aliases AS aliases, e.created_at AS created_at",
             ns=namespace,

@@ -168,11 +168,9 @@ class Database:
         except RuntimeError as e:
             raise StoreError(f"query failed: {e}") from e
 
-    def query_arrow(self, cypher: str, /, **params: Any) -> list[Row]:
-        """`query` for large results: read through Arrow (columns, not a Python call per
-        value), returned as rows; UTC times come back aware."""
-        import pyarrow as pa
-
+    def arrow(self, cypher: str, /, **params: Any) -> Any:
+        """A read as a `pyarrow.Table`: columns, not a Python call per value (~10x faster
+        for bulk loads such as vectors, notes §2.4). Same parameter check as `query`."""
         check_params(cypher, params)
         if self.closed:
             raise StoreError("the database is closed")
@@ -183,6 +181,13 @@ class Database:
             result.close()
         except RuntimeError as e:
             raise StoreError(f"query failed: {e}") from e
+        return table
+
+    def query_arrow(self, cypher: str, /, **params: Any) -> list[Row]:
+        """`query` for large results, read through `arrow`; UTC times come back aware."""
+        import pyarrow as pa
+
+        table = self.arrow(cypher, **params)
         for i, field in enumerate(table.schema):
             if pa.types.is_timestamp(field.type):
                 table = table.set_column(

@@ -23,6 +23,7 @@ from ._bulk import load_rows
 from ._columns import ASSERTION_COLUMNS as _ASSERTION_COLUMNS
 from ._columns import CASTS as _CASTS
 from ._columns import ENTITY_COLUMNS as _ENTITY_COLUMNS
+from ._columns import EPISODE_COLUMNS as _EPISODE_COLUMNS
 from ._columns import FACT_COLUMNS as _FACT_COLUMNS
 from ._columns import SLOT_COLUMNS as _SLOT_COLUMNS
 from ._columns import STATE_COLUMNS as _STATE_COLUMNS
@@ -295,23 +296,7 @@ class Store:
         return {r["e"]["id"]: r["e"] for r in rows}
 
     def create_episodes(self, rows: Sequence[dict[str, Any]]) -> None:
-        cols = [
-            "id",
-            "namespace",
-            "text",
-            "speaker",
-            "author_kind",
-            "source",
-            "session",
-            "reply_to",
-            "occurred_at",
-            "recorded_at",
-            "fingerprint",
-            "importance",
-            "kind",
-            "quarantined",
-            "archived",
-        ]
+        cols = _EPISODE_COLUMNS
         for chunk in _chunks(rows):
             self.db.query(
                 f"UNWIND $rows AS r CREATE (:Episode {{{_props(cols)}}})", rows=list(chunk)

@@ -17,27 +17,10 @@ from typing import Any
 import pyarrow as pa
 
 from ._bulk import copy_nodes
+from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS
 from ._db import Row
 from ._store import Store
 
-_ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
 # Consolidation's own records (migration 3 on): exported row by row with the column
 # types the store reports, so a column added to them travels without code here.
 AUX_TABLES = ("EntityMerge", "Contest", "EpisodeDup", "Decision")
@@ -183,7 +166,7 @@ class TransferStore:
     # --- raw writes (inside the caller's transaction) --------------------------------------
     def restore_entities(self, rows: Sequence[dict[str, Any]], keys: Sequence[Row]) -> None:
         """Entities exactly as given, and their name and alias keys: {id, entity_id}."""
-        copy_nodes(self.db, "Entity", _ENTITY_COLUMNS, rows)
+        copy_nodes(self.db, "Entity", ENTITY_COLUMNS, rows)
         copy_nodes(self.db, "EntityKey", ("id", "entity_id"), keys)
 
     def restore_episodes(self, rows: Sequence[dict[str, Any]]) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._db import Database, _to_db, check_params
+from ._db import Database
 
 EMB_DIM = 384  # the EpisodeEmb column type; another width needs a new table
 META_VECTOR_GEN = "recall.vector_gen"  # the live HNSW generation, "" when none
@@ -169,19 +169,6 @@ def _matrix(col: Any) -> npt.NDArray[np.float32]:
 
 
 def _arrow(db: Database, cypher: str, /, **params: Any) -> pa.Table:
-    """A read as an Arrow table: ~10x faster than rows for bulk vector loads (notes §2.4).
-
-    Goes through the same parameter check as `Database.query`.
-    TODO: move into `Database` (`_db.py`) as a public method.
-    """
-    check_params(cypher, params)
-    if db.closed:
-        from ..errors import StoreError
-
-        raise StoreError("the database is closed")
-    conn = db._conn().conn  # the reader (or the writer inside a write transaction)
-    result = conn.execute(cypher, {k: _to_db(v) for k, v in params.items()})
-    assert not isinstance(result, list)
-    table = result.get_as_arrow(chunk_size=100_000)
-    result.close()
+    """A read as an Arrow table (`Database.arrow`)."""
+    table: pa.Table = db.arrow(cypher, **params)
     return table
