@@ -266,7 +266,10 @@ class _Writes(_Core):
                             "origin": p.get("origin", "api"),
                         }
                     )
-                states = self._states(slots)
+                fresh = {e["id"] for e in entities}  # a subject created just now has no slots
+                states = self._states(
+                    slots, new={s for s, row in slots.items() if row["subject_id"] in fresh}
+                )
                 quarantined: list[dict[str, Any]] = []
                 for a in assertions:
                     st = states[a["slot_id"]]
@@ -396,6 +399,7 @@ class _Writes(_Core):
             op=a["op"],
             reason=reason,
             applied=applied,
+            version_id=None,  # every field given: a default costs model_construct a lookup
         )
 
     # --- bulk import ----------------------------------------------------------------------------

@@ -147,3 +147,20 @@ def test_remembered_batches_index_each_text_under_its_own_words(tmp_path: Path) 
         for w, ep in zip(words, eps, strict=True):
             hits = mem.recall(f"the {w}", k=3)
             assert hits and hits[0].episode_id == ep.id, w
+
+
+def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
+    # 11 keys: statements of 8, 2 and 1 keys, each a UNION ALL of primary-key seeks
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        facts = mem.assert_many(
+            [{"subject": f"p{i}", "predicate": "likes", "object": "tea"} for i in range(9)]
+        )
+        store = mem._store
+        slot_ids = [f"default\x1f{f.subject_id}\x1flikes" for f in facts] + ["nope", "nope"]
+        states = store._seek("SlotState", [*slot_ids, "also-missing"], ("log", "versions"))
+        assert sorted(states) == sorted(slot_ids[:9])
+        assert all(r["log"] and r["versions"] for r in states.values())
+        ents = store.entities_by_ids([f.subject_id for f in facts if f.subject_id] + ["en_x"])
+        assert sorted(r["name"] for r in ents) == [f"p{i}" for i in range(9)]
+        keys = store.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
+        assert set(keys) == {"p0", "p8"}

@@ -24,9 +24,10 @@ import pyarrow as pa
 from ._db import Database
 
 _STRING_LIST = pa.list_(pa.string())
+_NAIVE, _UTC = pa.timestamp("us"), pa.timestamp("us", "UTC")
 _TYPES: dict[str, Any] = {
     **{
-        c: pa.timestamp("us")
+        c: _NAIVE
         for c in (
             "valid_from",
             "valid_to",
@@ -57,13 +58,21 @@ def _naive_utc(v: Any) -> Any:
     return v
 
 
+def _column(name: str, values: list[Any]) -> pa.Array:
+    kind = _TYPES.get(name, pa.string())
+    if kind == _NAIVE:
+        # aware datetimes converted to UTC by Arrow itself: no Python call per value
+        try:
+            return pa.array(values, type=_UTC).cast(_NAIVE)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            values = [_naive_utc(v) for v in values]
+    return pa.array(values, type=kind)
+
+
 def arrow_table(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """A typed Arrow table of `rows` (naive UTC times), columns in the given order."""
     rows = list(rows)
-    arrays = [
-        pa.array([_naive_utc(r.get(c)) for r in rows], type=_TYPES.get(c, pa.string()))
-        for c in columns
-    ]
+    arrays = [_column(c, [r.get(c) for r in rows]) for c in columns]
     return pa.table(arrays, names=list(columns))
 
 

@@ -1,0 +1,109 @@
+"""What the `Store` mixins share: batching thresholds, Cypher fragments, keyed lookups.
+
+    >>> class Names(StoreBase): ...
+    >>> Names(db)._by_keys(ids, one_cypher, many_cypher)
+
+Statements are constants or are composed from constant fragments: user text
+only ever travels as a parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ._columns import CASTS
+from ._db import Database, Row
+
+# A slot read anchored on one primary key walks one hop; UNWIND over many keys makes
+# the planner scan and hash-join instead, which only pays off for large batches.
+FEW = 128  # up to this many keys, index seeks (per key or 8 a statement) beat a scan
+# from this many rows, one LOAD FROM an Arrow table beats a prepared statement per row
+# (LOAD is planned afresh each time, and its MATCHes scan the node table once)
+LOAD_MIN = 32
+SCAN_BATCH = 20_000  # keys per scan-and-join statement: each statement scans the table once
+BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
+# keys per seek statement (`StoreBase._seek`): Kùzu re-binds and re-plans a prepared
+# statement at every execution, so a long one costs more per key (measured with
+# chained seeks: 8 keys 0.12 ms a key, 32 keys 0.22, 64 keys 0.31); a remainder takes
+# the next smaller size, so only four shapes are ever prepared
+SEEK_SIZES = (8, 4, 2, 1)
+
+
+def props(columns: Sequence[str], var: str = "r") -> str:
+    """Properties from the fields of an UNWIND-ed struct `var`, cast where NULL may occur."""
+    return ", ".join(
+        f"{c}: CAST({var}.{c} AS {CASTS[c]})" if c in CASTS else f"{c}: {var}.{c}" for c in columns
+    )
+
+
+def cols(columns: Sequence[str]) -> str:
+    """Properties from the same-named columns of a `LOAD FROM` table (typed by Arrow)."""
+    return ", ".join(f"{c}: {c}" for c in columns)
+
+
+def returns(var: str, columns: Sequence[str]) -> str:
+    """`RETURN` items naming each column: cheaper than returning the node."""
+    return ", ".join(f"{var}.{c} AS {c}" for c in columns)
+
+
+def chunks(rows: Sequence[Any], n: int = BATCH) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(rows), n):
+        yield rows[i : i + n]
+
+
+def seek_statement(table: str, columns: Sequence[str], k: int) -> str:
+    """One statement looking up `k` primary keys `$k0..` of `table`: a UNION ALL of
+    index seeks, one row per key found. (A chain of OPTIONAL MATCHes measured ~2x
+    the CPU, and mixing tables in one UNION ~30% more than a statement per table.)"""
+    ret = ", ".join(f"x.{c} AS {c}" for c in ("id", *columns))
+    return " UNION ALL ".join(f"MATCH (x:{table} {{id: $k{j}}}) RETURN {ret}" for j in range(k))
+
+
+def seek_chunks(ids: Sequence[str]) -> Iterator[list[str]]:
+    """Distinct keys in chunks of the `SEEK_SIZES` (few statement shapes to prepare)."""
+    todo = list(dict.fromkeys(ids))
+    while todo:
+        k = next(n for n in SEEK_SIZES if n <= len(todo))
+        yield todo[:k]
+        todo = todo[k:]
+
+
+class StoreBase:
+    """The database handle every store mixin works through."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
+        """{id: row} of `table` (id and `columns`) for the keys that exist.
+
+        Kùzu plans a MATCH on keys from UNWIND or LOAD FROM as a hash join that scans
+        and hashes the whole table (0.3-1.5 s for 600k packed slot states at 1M
+        versions); a MATCH on a parameter is an index seek, so a few keys cost what
+        they cost, and up to 8 in one statement save round trips.
+        """
+        out: dict[str, Row] = {}
+        for chunk in seek_chunks(ids):
+            params = {f"k{j}": i for j, i in enumerate(chunk)}
+            for row in self.db.query(seek_statement(table, columns, len(chunk)), **params):
+                out[row["id"]] = row
+        return out
+
+    @staticmethod
+    def _seek_pays(n_keys: int) -> bool:
+        """Seeks for a few keys; one scan-and-join for a batch. Measured at 1M versions
+        (1,400 keys, 600k rows): equal when idle, but every statement waits for a free
+        core, so on a loaded box (load 7 on 2 cores) 175 seek statements lost to one
+        join by 20%; with a page cache that holds the file the join stays warm."""
+        return n_keys <= FEW
+
+    def _by_keys(self, ids: Sequence[str], one: str, many: str) -> list[Row]:
+        """Rows for many primary keys: per-key lookups for a few (UNWIND over keys
+        plans as a full scan plus hash join), one scan for many."""
+        if len(ids) <= FEW:
+            return [row for i in ids for row in self.db.query(one, id=i)]
+        out: list[Row] = []
+        for chunk in chunks(list(ids), SCAN_BATCH):
+            out += self.db.query(many, ids=list(chunk))
+        return out

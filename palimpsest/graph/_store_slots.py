@@ -1,0 +1,264 @@
+"""Slots, their assertion log and their fact versions: the write path's statements.
+
+    >>> states = store.packed_states([slot_id])
+    >>> store.write_slot(slot=packed, new=False, assertions=[a], expire=[], at=k,
+    ...                  insert=[row], entities=[])
+
+A mixin of `Store` (graph/_store.py). A single write to one slot is one fused
+statement (graph/_fused.py); batches go through `LOAD FROM` Arrow tables
+(graph/_bulk.py). No temporal rule is decided here, only stored and fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..errors import StoreError
+from ._bulk import load_rows
+from ._columns import (
+    ASSERTION_COLUMNS,
+    FACT_COLUMNS,
+    SLOT_COLUMNS,
+    STATE_COLUMNS,
+    assertion_row,
+    fact_row,
+    param_props,
+)
+from ._cypher import FEW, LOAD_MIN, SCAN_BATCH, StoreBase, chunks, cols, returns, seek_chunks
+from ._db import Row
+from ._fused import fits, slot_write
+
+_SLOT_RETURN = returns("s", SLOT_COLUMNS)
+_STATE_RETURN = "x.log AS log, x.versions AS versions"
+_STATE = ("log", "versions")
+
+
+class SlotStore(StoreBase):
+    """Slots with their packed state, assertions, fact versions."""
+
+    # --- slots and the assertion log -----------------------------------------------------
+    def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Slots not stored yet, with their packed state: rows carry the slot columns,
+        `log` and `versions`."""
+        if len(rows) >= LOAD_MIN:
+            load_rows(
+                self.db,
+                f"CREATE (:Slot {{{cols(SLOT_COLUMNS)}}}), (:SlotState {{{cols(STATE_COLUMNS)}}})",
+                (*SLOT_COLUMNS, "log", "versions"),
+                rows,
+            )
+            return
+        for r in rows:
+            self.db.query(
+                f"CREATE (:Slot {{{param_props(SLOT_COLUMNS)}}}),"
+                f" (:SlotState {{{param_props(STATE_COLUMNS)}}})",
+                **{c: r[c] for c in (*SLOT_COLUMNS, *STATE_COLUMNS)},
+            )
+
+    def slot(self, slot_id: str) -> Row | None:
+        rows = self.db.query("MATCH (s:Slot {id: $id}) RETURN s", id=slot_id)
+        return rows[0]["s"] if rows else None
+
+    def slot_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
+        """Slot rows with their packed log and versions, for those that exist."""
+        if len(slot_ids) <= FEW:
+            rows = [
+                row
+                for i in slot_ids
+                for row in self.db.query(
+                    "MATCH (s:Slot {id: $id}), (x:SlotState {id: $id})"
+                    f" RETURN {_SLOT_RETURN}, {_STATE_RETURN}",
+                    id=i,
+                )
+            ]
+        else:
+            # one scan-and-join per table: a two-table pattern under UNWIND plans as a
+            # cross product that exhausts the buffer pool
+            rows, states = [], {}
+            for chunk in chunks(list(slot_ids), SCAN_BATCH):
+                rows += self.db.query(
+                    f"UNWIND $ids AS i MATCH (s:Slot {{id: i}}) RETURN {_SLOT_RETURN}",
+                    ids=list(chunk),
+                )
+                for r in self.db.query(
+                    "UNWIND $ids AS i MATCH (x:SlotState {id: i})"
+                    f" RETURN x.id AS id, {_STATE_RETURN}",
+                    ids=list(chunk),
+                ):
+                    states[r["id"]] = r
+            rows = [{**r, **states.get(r["id"], {})} for r in rows]
+        return {r["id"]: r for r in rows}
+
+    def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
+        """Only the packed state (id, log, versions) of the slots that exist: for a
+        writer that already knows the slot's own columns, one table read, not two."""
+        if self._seek_pays(len(slot_ids)):
+            return self._seek("SlotState", slot_ids, _STATE)
+        rows = self._by_keys(
+            slot_ids,
+            f"MATCH (x:SlotState {{id: $id}}) RETURN x.id AS id, {_STATE_RETURN}",
+            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN x.id AS id, {_STATE_RETURN}",
+        )
+        return {r["id"]: r for r in rows}
+
+    def save_slot_states(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the packed state of existing slots: rows carry id, log, versions."""
+        if len(rows) <= FEW:
+            for r in rows:
+                self.db.query(
+                    "MATCH (x:SlotState {id: $id}) DELETE x"
+                    f" CREATE (:SlotState {{{param_props(STATE_COLUMNS)}}})",
+                    **{c: r[c] for c in STATE_COLUMNS},
+                )
+            return
+        for chunk in chunks(rows, SCAN_BATCH):
+            load_rows(
+                self.db,
+                "MATCH (x:SlotState {id: id}) DELETE x"
+                f" CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})",
+                STATE_COLUMNS,
+                chunk,
+            )
+
+    def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
+        rows = self.db.query(
+            "MATCH (s:Slot) WHERE s.namespace = $ns AND s.predicate = $p RETURN s.id AS id",
+            ns=namespace,
+            p=predicate,
+        )
+        return [r["id"] for r in rows]
+
+    def write_slot(
+        self,
+        *,
+        slot: Mapping[str, Any],
+        new: bool,
+        assertions: Sequence[Mapping[str, Any]],
+        expire: Sequence[str],
+        at: datetime,
+        insert: Sequence[Mapping[str, Any]],
+        entities: Sequence[Mapping[str, Any]],
+    ) -> bool:
+        """A small write to one slot as one statement (graph/_fused.py); False when
+        it is too big for one, and nothing was written."""
+        if not fits(len(entities), len(assertions), len(expire), len(insert)):
+            return False
+        cypher, params = slot_write(
+            slot=slot,
+            new=new,
+            assertions=assertions,
+            expire=expire,
+            at=at,
+            insert=insert,
+            entities=entities,
+        )
+        rows = self.db.query(cypher, **params)
+        if [r["n"] for r in rows] != [1]:
+            raise StoreError("internal: a write to a slot found a row missing")
+        return True
+
+    def create_assertions(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) >= LOAD_MIN:
+            load_rows(
+                self.db,
+                "MATCH (s:Slot {id: slot_id})"
+                f" CREATE (s)-[:LOGS]->(:Assertion {{{cols(ASSERTION_COLUMNS)}}})",
+                ASSERTION_COLUMNS,
+                [assertion_row(r) for r in rows],
+            )
+            return
+        for r in rows:
+            self.db.query(
+                "MATCH (s:Slot {id: $slot_id})"
+                f" CREATE (s)-[:LOGS]->(:Assertion {{{param_props(ASSERTION_COLUMNS)}}})",
+                **assertion_row(r),
+            )
+
+    def assertion(self, assertion_id: str) -> Row | None:
+        rows = self.db.query("MATCH (a:Assertion {id: $id}) RETURN a", id=assertion_id)
+        return rows[0]["a"] if rows else None
+
+    def slot_log(self, slot_id: str) -> list[Row]:
+        return [
+            r["a"]
+            for r in self.db.query(
+                "MATCH (s:Slot {id: $id})-[:LOGS]->(a:Assertion) RETURN a", id=slot_id
+            )
+        ]
+
+    def retract_assertion(self, assertion_id: str, at: datetime, reason: str | None) -> None:
+        self.db.query(
+            "MATCH (a:Assertion {id: $id}) SET a.retracted_at = $at, a.retract_reason = $reason",
+            id=assertion_id,
+            at=at,
+            reason=reason,
+        )
+
+    def set_assertion_evidence(self, assertion_id: str, evidence: list[str]) -> None:
+        self.db.query(
+            "MATCH (a:Assertion {id: $id}) SET a.evidence = $ev", id=assertion_id, ev=evidence
+        )
+
+    def delete_assertion(self, assertion_id: str) -> None:
+        self.db.query("MATCH (a:Assertion {id: $id}) DETACH DELETE a", id=assertion_id)
+
+    # --- versions --------------------------------------------------------------------------
+    def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) >= LOAD_MIN:
+            # one node per MATCH, chained: each plans as one hash join
+            load_rows(
+                self.db,
+                "MATCH (s:Slot {id: slot_id}) WITH * MATCH (e:Entity {id: subject_id})"
+                " WITH * MATCH (o:Entity {id: object_id})"
+                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{cols(FACT_COLUMNS)}}}),"
+                " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
+                FACT_COLUMNS,
+                [fact_row(r) for r in rows],
+            )
+            return
+        for r in rows:
+            self.db.query(
+                "MATCH (s:Slot {id: $slot_id}), (e:Entity {id: $subject_id}),"
+                " (o:Entity {id: $object_id})"
+                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{param_props(FACT_COLUMNS)}}}),"
+                " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
+                **fact_row(r),
+            )
+
+    def expire_versions(self, version_ids: Sequence[str], at: datetime) -> None:
+        if self._seek_pays(len(version_ids)):
+            # every id exists (this write read it): MATCH, one seek each, SET them all
+            for chunk in seek_chunks(version_ids):
+                k = len(chunk)
+                self.db.query(
+                    " ".join(f"MATCH (x{j}:Fact {{id: $k{j}}})" for j in range(k))
+                    + " SET "
+                    + ", ".join(f"x{j}.expired_at = $at" for j in range(k)),
+                    at=at,
+                    **{f"k{j}": i for j, i in enumerate(chunk)},
+                )
+            return
+        for part in chunks(list(version_ids), SCAN_BATCH):
+            self.db.query(
+                "UNWIND $ids AS i MATCH (f:Fact {id: i}) SET f.expired_at = $at",
+                ids=list(part),
+                at=at,
+            )
+
+    def delete_versions(self, version_ids: Sequence[str]) -> None:
+        if len(version_ids) <= FEW:
+            for i in version_ids:
+                self.db.query("MATCH (f:Fact {id: $id}) DETACH DELETE f", id=i)
+            return
+        for chunk in chunks(list(version_ids), SCAN_BATCH):
+            self.db.query(
+                "UNWIND $ids AS i MATCH (f:Fact {id: i}) DETACH DELETE f", ids=list(chunk)
+            )
+
+    def slot_version_ids(self, slot_id: str) -> list[str]:
+        rows = self.db.query(
+            "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id AS id", id=slot_id
+        )
+        return [r["id"] for r in rows]
