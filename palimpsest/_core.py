@@ -25,7 +25,7 @@ from .errors import (
     UnknownPredicate,
     ValidationError,
 )
-from .graph import Store, decode, encode
+from .graph import PredicateLog, Store, decode, encode
 
 if TYPE_CHECKING:
     from .extraction import Extractor
@@ -37,7 +37,7 @@ from .models import (
     Fact,
     Predicate,
 )
-from .temporal import LogEntry, Segment, diff, materialise, replay
+from .temporal import LogEntry, Schedule, Segment, diff, materialise, replay
 
 DEFAULT_PATH = "palimpsest-data"
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
@@ -100,7 +100,9 @@ class _Core:
         self._predicates: dict[str, dict[str, Predicate]] = {}  # namespace -> name -> predicate
         self._aliases: dict[str, dict[str, str]] = {}  # namespace -> alias key -> name
         last, seq = store.clocks()
-        self._last_k = last
+        # a predicate change is a transaction too (erase rebuilds by its time)
+        times = [t for t in (last, PredicateLog(store.db).latest()) if t is not None]
+        self._last_k = max(times) if times else None
         self._seq = seq
         self._closed = False
 
@@ -211,8 +213,13 @@ class _Core:
             before = self._load_predicates(ns).get(pred.name)
             with self._store.write():
                 self._store.upsert_predicate(ns, pred.model_dump())
-                if before is not None and before.cardinality != pred.cardinality:
-                    k = self._tick()
+                recast = before is not None and before.cardinality != pred.cardinality
+                k = self._tick() if recast else max(self.now(), self._last_k or _MIN)
+                if before != pred:
+                    # erase rebuilds slots by this history, so older views keep older readings
+                    prev = None if before is None else before.cardinality
+                    PredicateLog(self._store.db).record(ns, pred.model_dump(), previous=prev, at=k)
+                if recast:
                     slots = self._store.slots_of_predicate(ns, pred.name)
                     self._rematerialise(ns, {s: pred.cardinality for s in slots}, k)
             self._predicates.pop(ns, None)
@@ -284,6 +291,7 @@ class _Core:
             name=text,
             key=names.entity_key(text),
             type=kind,
+            aliases=[],  # a default_factory costs model_construct a signature inspection
             namespace=ns,
             created_at=self._last_k,
         )
@@ -299,8 +307,9 @@ class _Core:
             if isinstance(n, str) and n.strip():
                 keys.add(names.entity_key(names.clean_name(n)))
         missing = [k for k in keys if (ns, k) not in self._entities]
-        if len(missing) < 4:  # single lookups are cheaper than a batch statement
+        if not missing:
             return set()
+        # keys, then entities: two statements however few the names (up to 8 seeks each)
         found = self._store.entity_ids_for_keys(ns, missing)
         by_id = {r["id"]: r for r in self._store.entities_by_ids(sorted(set(found.values())))}
         for key, eid in found.items():
@@ -330,10 +339,12 @@ class _Core:
 
     # --- materialisation (shared by writes, erasure and predicate changes) -------------
     def _versions_from_log(
-        self, log: Sequence[Mapping[str, Any]], cardinality: Any
+        self, log: Sequence[Mapping[str, Any]], cardinality: Cardinality | Schedule
     ) -> list[dict[str, Any]]:
         """A slot's whole version history rebuilt from its log (erase, restore): the
-        replayed versions of trusted assertions, plus quarantined claims as they stand."""
+        replayed versions of trusted assertions, plus quarantined claims as they stand.
+        `cardinality` is the predicate's schedule over transaction time (`_erasure` builds
+        it from the definition history), or one cardinality when it never changed."""
         by_id = {a["id"]: a for a in log}
         active = [_log_entry(a) for a in log if not a["quarantined"]]
         rows = [
@@ -388,14 +399,17 @@ class _Core:
             "quarantined": a["quarantined"],
         }
 
-    def _states(self, slots: Mapping[str, Mapping[str, Any]]) -> dict[str, _SlotState]:
+    def _states(
+        self, slots: Mapping[str, Mapping[str, Any]], new: AbstractSet[str] = frozenset()
+    ) -> dict[str, _SlotState]:
         """Each slot's log and versions, from its packed state (new slots start empty).
 
-        `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}.
+        `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}; `new`
+        names slots known not to be stored (their subject was created by this write).
         """
         if all("subject" in m for m in slots.values()):
             # a writer passes each slot's full row: only the packed state is read
-            packed = self._store.packed_states(list(slots))
+            packed = self._store.packed_states([s for s in slots if s not in new])
             stored = {sid: {**slots[sid], **row} for sid, row in packed.items()}
         else:
             stored = self._store.slot_states(list(slots))

@@ -8,6 +8,7 @@ Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
 
 from ._consolidation import ConsolidationStore
 from ._db import Database, check_params
+from ._predicate_log import PredicateLog
 from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 from ._slots import decode, encode
@@ -19,6 +20,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ConsolidationStore",
     "Database",
+    "PredicateLog",
     "RecallStore",
     "Store",
     "check_params",
