@@ -98,7 +98,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Reverse an entity merge by new assertions (nothing is deleted); the pair is
-        not merged again by later runs."""
+        not merged again by later runs. Refused, naming them, while later merges or
+        promotions rest on it: unmerge those first."""
         from .cli import _dump_json, _echo, _memory
 
         with _memory(ctx, create=False) as mem:

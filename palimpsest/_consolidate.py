@@ -11,17 +11,23 @@ run right after the first finds nothing and says so. The watermark moves only
 when every step has finished: a run killed midway leaves finished steps written,
 the rest untouched, and the next run (recomputing every decision from what is
 stored) completes the work. Each run's report is kept as JSON in
-`<memory>/reports/`, with a one-line human summary.
+`<memory>/reports/`, with a one-line human summary, written (atomically)
+before the watermark commits: a run killed between the two has its report
+kept and its watermark unmoved, so the next run looks again and finds the
+work done; no committed run is ever without its report. Recall uses still
+waiting in memory are written first, so the decay step sees every one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
-from ._consolidate_merge import _Merge
 from ._consolidate_promote import _Promote
 from ._consolidate_steps import _Steps
+from ._consolidate_unmerge import _Unmerge
 from ._time import TimeLike, opt_utc
 from .consolidation import Run
 from .models import ConsolidationReport
@@ -30,7 +36,7 @@ REPORTS = "reports"
 STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay")
 
 
-class _Consolidate(_Steps, _Merge, _Promote):
+class _Consolidate(_Steps, _Unmerge, _Promote):
     def consolidate(
         self,
         *,
@@ -49,6 +55,7 @@ class _Consolidate(_Steps, _Merge, _Promote):
         """
         ns = self._ns(namespace)
         with self._lock:
+            self._flush_uses()
             started = opt_utc(now, name="now") or self.now()
             since = None if full else self._cs.watermark(ns)
             run = Run(ns, started, since, dry_run)
@@ -59,12 +66,6 @@ class _Consolidate(_Steps, _Merge, _Promote):
                     progress(step)
                 self._step_hook(step)
                 getattr(self, f"_{step}_step")(run)
-            if not dry_run:
-                with self._store.write():
-                    # our own writes are recorded at or before the last K: the next run
-                    # starts there (>=), so nothing written concurrently is skipped
-                    mark = max(t for t in (self._last_k, started) if t is not None)
-                    self._cs.set_watermark(ns, mark)
             report = ConsolidationReport(
                 namespace=ns,
                 started_at=started,
@@ -77,6 +78,12 @@ class _Consolidate(_Steps, _Merge, _Promote):
             )
             if not dry_run:
                 self._keep_report(report)
+                self._step_hook("watermark")
+                with self._store.write():
+                    # our own writes are recorded at or before the last K: the next run
+                    # starts there (>=), so nothing written concurrently is skipped
+                    mark = max(t for t in (self._last_k, started) if t is not None)
+                    self._cs.set_watermark(ns, mark)
             return report
 
     def consolidation_reports(self, *, namespace: str | None = None) -> list[ConsolidationReport]:
@@ -102,11 +109,19 @@ class _Consolidate(_Steps, _Merge, _Promote):
             target := folder / f"consolidation-{stamp}-{n:03d}-{report.namespace}.json"
         ).exists():
             n += 1
-        tmp = target.with_suffix(".tmp")
         data = report.model_dump(mode="json") | {"summary": report.summary}
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(target)
-        target.with_suffix(".txt").write_text(_human(report), encoding="utf-8")
+        # the summary first, the JSON (what `--history` lists) last, each whole or absent
+        _write_atomic(target.with_suffix(".txt"), _human(report))
+        _write_atomic(target, json.dumps(data, indent=2))
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    tmp = target.with_name(target.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(target)
 
 
 def _human(report: ConsolidationReport) -> str:

@@ -5,11 +5,12 @@
 
 from __future__ import annotations
 
+from ._use import _Uses
 from ._writes import _Writes
 from .graph import ConsolidationStore
 
 
-class _Base(_Writes):
+class _Base(_Writes, _Uses):
     _consolidation_store: ConsolidationStore
 
     @property

@@ -1,8 +1,7 @@
-"""Consolidation step 2: merge entities that are one, reversibly; and `unmerge`.
+"""Consolidation step 2: merge entities that are one, reversibly.
 
     >>> mem.consolidate().counts.get("merged")
     1
-    >>> mem.unmerge("mg_…")
 
 A merge is itself a bitemporal event. At run time K every standing assertion
 about a loser (as subject or object) is asserted again on the winner, with its
@@ -10,8 +9,7 @@ window, evidence, author and quarantine unchanged (origin "merge"), and the
 original is retracted with the reason "merged into X". The loser's name and
 alias keys then point at the winner, whose aliases list them. Queries known
 before K see exactly what they saw before; nothing is deleted. `unmerge`
-reverses it the same way: the moved copies are retracted, copies of the
-originals are asserted again on the loser and its keys point back at it.
+(`_consolidate_unmerge.py`) reverses it the same way.
 """
 
 from __future__ import annotations
@@ -20,11 +18,9 @@ from typing import Any
 
 from ._consolidate_base import _Base
 from ._consolidate_reads import forget
-from ._core import _entity_model, _new_id
+from ._core import _new_id
 from .consolidation import Cluster, Run, candidates, clusters, distinctive
 from .consolidation._merge import RELATIVE
-from .errors import Conflict, NotFound, ValidationError
-from .models import ConsolidationChange
 
 # above this many distinctive names, name similarity is skipped (embedding them all
 # each run would cost more than it finds); exact, alias and "my X" links still merge
@@ -214,54 +210,6 @@ class _Merge(_Base):
             "quarantined": bool(a["quarantined"]),
             "origin": origin,
         }
-
-    def unmerge(self, merge_id: str, *, namespace: str | None = None) -> ConsolidationChange:
-        """Reverse a merge by new assertions (nothing is deleted); it is not proposed again.
-
-        >>> mem.unmerge("mg_0f3a…")
-        """
-        ns = self._ns(namespace)
-        if not isinstance(merge_id, str) or not merge_id:
-            raise ValidationError("merge id: a non-empty string", field="id")
-        with self._lock:
-            m = self._cs.merge(merge_id)
-            if m is None or m["namespace"] != ns:
-                raise NotFound(f"no merge {merge_id[:80]!r}", id=merge_id[:80])
-            if m["unmerged_at"] is not None:
-                raise Conflict(f"{merge_id} was already unmerged", id=merge_id)
-            loser = self._store.entity(m["loser"])
-            winner = self._store.entity(m["winner"])
-            if loser is None or winner is None:
-                raise NotFound(f"an entity of {merge_id} was erased", id=merge_id)
-            why = f"unmerged {merge_id}"
-            restored: list[str] = []
-            with self._store.write():
-                self._store.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
-                keep = [a for a in winner["aliases"] or [] if a not in set(m["keys"])]
-                self._cs.set_aliases(winner["id"], keep)
-                self._forget_cache()
-                pairs = [p.split(">", 1) for p in m["moved"] or []]
-                copies = []
-                for old, new in pairs:
-                    row = self._store.assertion(new)
-                    if row is not None and row["retracted_at"] is None:
-                        self.retract(new, reason=why, namespace=ns)
-                    orig = self._store.assertion(old)
-                    if orig is not None:
-                        copies.append(self._copy_of(orig, {}, origin="unmerge"))
-                restored = [f.id for f in self._write_assertions(ns, copies)]
-                for rid in restored:
-                    self._note_decision(ns, rid, "unmerge", why)
-                self._cs.set_unmerged(merge_id, self._tick())
-            self._forget_cache()
-            forget(self._store)
-            name = _entity_model(loser).name
-            return ConsolidationChange(
-                step="unmerge",
-                action="unmerged",
-                targets=[merge_id, *restored],
-                reason=f"{name!r} separated again from {winner['name']!r}",
-            )
 
     def merges(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Every merge recorded (id, winner, loser, keys, reason, merged_at, unmerged_at)."""

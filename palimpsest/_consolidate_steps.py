@@ -17,7 +17,7 @@ import numpy as np
 
 from ._consolidate_base import _Base
 from ._consolidate_reads import forget
-from .consolidation import Run, cold, conflicts, duplicates, outcome, settled
+from .consolidation import Run, cold, conflicts, duplicates, idle_days, outcome, settled
 from .consolidation._decay import LOW_IMPORTANCE, MIN_AGE_DAYS
 from .consolidation._run import LISTED
 
@@ -200,21 +200,37 @@ class _Steps(_Base):
     def _decay_step(self, run: Run) -> None:
         """Cold, low-importance episodes leave the hot recall set (archived, never deleted).
 
-        Recall does not record use yet, so age counts from `recorded_at`."""
+        Age counts from the last reinforcement: recorded, or last returned by
+        recall. An episode that only a use since the last run kept out of the
+        archive is reported as `reinforced` (once: later runs see no new use)."""
         ns = run.namespace
         rows = self._cs.cold_candidates(
             ns, below=LOW_IMPORTANCE, before=run.now - MIN_AGE_DAYS * _DAY
         )
+        uses = self._episode_uses([r["id"] for r in rows], namespace=ns) if rows else {}
         gone = []
         for r in rows:
+            imp = r["importance"]
             age = (run.now - r["recorded_at"]) / _DAY
-            if cold(r["importance"], age_days=age):
+            used = uses.get(r["id"])
+            used_days = None if used is None else (run.now - used[0]) / _DAY
+            idle = idle_days(age_days=age, used_days=used_days)
+            if cold(imp, age_days=idle):
                 gone.append(r["id"])
+                last = "" if used is None else f" (used {used[1]} times, last {idle:.0f} days ago)"
+                reason = f"importance {imp:.2f}, unused for {idle:.0f} days{last}"
+                run.add("decay", "archived", [r["id"]], reason)
+            elif (
+                used is not None
+                and cold(imp, age_days=age)
+                and (run.since is None or used[0] > run.since)
+            ):
                 run.add(
                     "decay",
-                    "archived",
+                    "reinforced",
                     [r["id"]],
-                    f"importance {r['importance']:.2f}, unused for {age:.0f} days",
+                    f"importance {imp:.2f}, {age:.0f} days old, but recall used it"
+                    f" {used[1]} times, last {idle:.0f} days ago: stays in the hot recall set",
                 )
         if gone and not run.dry_run:
             with self._store.write():

@@ -9,21 +9,20 @@ from datetime import datetime
 from typing import Any
 
 from . import _names as names
-from ._core import (
-    _Core,
-)
+from ._use import _Uses
 from .errors import (
     AlreadyErased,
     NotFound,
     ValidationError,
 )
-from .graph import encode
+from .graph import PredicateLog, encode
 from .models import (
     Tombstone,
 )
+from .temporal import Schedule, schedule_of
 
 
-class _Erasure(_Core):
+class _Erasure(_Uses):
     def erase(
         self, id: str, *, reason: str | None = None, namespace: str | None = None
     ) -> list[Tombstone]:
@@ -81,6 +80,7 @@ class _Erasure(_Core):
                 else:
                     doomed.append(a)
             self._store.delete_episode(episode["id"])
+            self._drop_uses([episode["id"]])
             tombs.append(
                 Tombstone(id=episode["id"], kind="episode", erased_at=k, reason=why, namespace=ns)
             )
@@ -108,10 +108,20 @@ class _Erasure(_Core):
         return [user.id] if user else []
 
     def _rebuild_slot(self, ns: str, slot: str) -> None:
-        """Rewrite a slot's whole version history from its log (used by erase)."""
+        """Rewrite a slot's whole version history from its log (used by erase), each
+        past view with the cardinality its predicate had then."""
         self._store.delete_versions(self._store.slot_version_ids(slot))
         log_rows = self._store.slot_log(slot)
-        rows = self._versions_from_log(log_rows, self._cardinality(ns, slot))
+        rows = self._versions_from_log(log_rows, self._schedule(ns, slot))
         self._store.create_versions(rows)
         log, versions = encode(log_rows, rows)
         self._store.save_slot_states([{"id": slot, "log": log, "versions": versions}])
+
+    def _schedule(self, ns: str, slot: str) -> Schedule:
+        """The slot's predicate's cardinality over transaction time: a rebuild replays
+        each past view with the cardinality it was written with (see temporal.materialise)."""
+        current = self._cardinality(ns, slot)
+        changes = PredicateLog(self._store.db).history(ns, slot.split("\x1f")[2])
+        return schedule_of(
+            [(c["changed_at"], c["cardinality"], c["previous"]) for c in changes], current
+        )

@@ -103,11 +103,14 @@ class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _R
         return self._store.directory
 
     def close(self) -> None:
-        """Close the database; finishes any pending erase compaction."""
+        """Close: write the recall uses still waiting, finish any pending erase compaction."""
         with self._lock:
             if not self._closed:
-                self._closed = True
-                self._store.close()
+                try:
+                    self._flush_uses()
+                finally:
+                    self._closed = True
+                    self._store.close()
 
     def __enter__(self) -> Memory:
         return self

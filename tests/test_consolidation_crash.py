@@ -139,3 +139,44 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
     assert killed >= 2  # the run really was interrupted, more than once
     finish(victim)
     assert state(victim) == want
+
+
+# A child that SIGKILLs itself when the run reaches one point (`_step_hook(point)`).
+KILL_AT = """
+import os, signal, sys
+from palimpsest import Memory
+from palimpsest._consolidate_base import _Base
+
+def hook(self, step):
+    if step == sys.argv[2]:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+_Base._step_hook = hook
+with Memory.open(sys.argv[1], embedder=None, extractor=None) as m:
+    m.consolidate()
+"""
+
+
+def test_a_run_killed_between_its_report_and_its_watermark_loses_neither(tmp_path: Path) -> None:
+    path = tmp_path / "m"
+    build(path)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AT, str(path), "watermark"],
+        env=env,
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with Memory.open(path, embedder=None, extractor=None) as m:
+        [killed] = m.consolidation_reports()  # written whole before the watermark
+        assert "merged" in killed.summary and "promoted" in killed.summary
+        assert m._cs.watermark(m.namespace) is None  # so the next run looks again
+    finish(path)
+    after = state(path)
+    assert after["again"] == "nothing to consolidate" and after["watermark"]
+    assert len(set(after["facts"])) == len(after["facts"])
+    folder = path / "reports"
+    assert not list(folder.glob("*.tmp"))
+    assert len(list(folder.glob("*.json"))) == len(list(folder.glob("*.txt"))) == 3

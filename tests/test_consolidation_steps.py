@@ -117,6 +117,67 @@ def test_normalised_names_merge_and_short_names_do_not(mem: Memory, clock: Clock
     assert objects(mem, "Alan", "likes") == ["cake"]
 
 
+def test_unmerge_of_a_merge_a_later_merge_built_on_is_refused_then_undone_in_order(
+    mem: Memory, clock: Clock
+) -> None:
+    from palimpsest.errors import Conflict
+
+    mem.assert_fact("Café Rio", "located_in", "Lisbon", valid_from=None)
+    clock.tick()  # the older name wins the merge
+    mem.assert_fact("the cafe-rio", "likes", "my sister", valid_from=None)
+    mem.assert_fact("Mira", "job_title", "paramedic", valid_from=None)
+    clock.tick()
+    first = mem.consolidate()  # the cafés merge; "my sister" is nobody yet
+    assert first.counts == {"merged": 1}
+    cafes = first.changes[0].targets[0]
+    mem.assert_fact("user", "sibling", "Mira", valid_from=None)
+    clock.tick()
+    second = mem.consolidate()  # "my sister" merges into Mira, moving the cafés' copy on
+    assert second.counts == {"merged": 1}
+    sister = second.changes[0].targets[0]
+    assert objects(mem, "Café Rio", "likes") == ["Mira"]
+    clock.tick()
+    with pytest.raises(Conflict, match=f"rests on it: merge {sister} .'my sister' into 'Mira'"):
+        mem.unmerge(cafes)
+    assert objects(mem, "Café Rio", "likes") == ["Mira"]  # refused: nothing changed
+    clock.tick()
+    mem.unmerge(sister)
+    assert objects(mem, "Café Rio", "likes") == ["my sister"]
+    clock.tick()
+    mem.unmerge(cafes)  # follows its copy to where the later unmerge put it back
+    assert objects(mem, "Café Rio", "likes") == []
+    assert objects(mem, "the cafe-rio", "likes") == ["my sister"]
+    assert objects(mem, "Café Rio") == ["Lisbon"] and objects(mem, "Mira") == ["paramedic"]
+    assert len(mem.facts(valid_at=V)) == 4  # + user sibling Mira: no duplicates
+
+
+def test_unmerge_of_a_merge_a_promotion_relied_on_is_refused(mem: Memory, clock: Clock) -> None:
+    from palimpsest.errors import Conflict
+
+    def tool_says(subject: str, session: str) -> None:
+        ep = mem.remember(
+            f"{subject} likes jazz.", speaker="x", author_kind="tool", session=session
+        )
+        mem.assert_fact(subject, "likes", "jazz", author_kind="tool", evidence=[ep.id])
+
+    mem.assert_fact("Café Rio", "located_in", "Lisbon", valid_from=None)
+    clock.tick()  # the older name wins the merge
+    tool_says("the cafe-rio", "s1")
+    clock.tick()
+    merged = mem.consolidate()
+    assert merged.counts == {"merged": 1}  # one source: the moved claim stays quarantined
+    tool_says("Café Rio", "s2")
+    clock.tick()
+    promoted = mem.consolidate()
+    assert promoted.counts == {"promoted": 1}
+    pid = promoted.changes[0].targets[-1]
+    clock.tick()
+    with pytest.raises(Conflict, match=f"promotion {pid}") as err:
+        mem.unmerge(merged.changes[0].targets[0])
+    assert err.value.details["blockers"] == [pid]
+    assert [f.id for f in mem.facts("Café Rio", "likes")] == [pid]
+
+
 def test_merge_candidates_and_clusters_are_pure() -> None:
     import numpy as np
 

@@ -10,7 +10,7 @@ The engine gathers their inputs and writes the outcomes as ordinary
 assertions, retractions and flags, each with its reason; nothing here touches storage.
 """
 
-from ._decay import cold, weight
+from ._decay import cold, idle_days, weight
 from ._dedupe import Duplicate, duplicates
 from ._judge import Claim, Decision, EvidenceInfo, judge
 from ._merge import Cluster, Pair, candidates, clusters, distinctive, normalise
@@ -32,6 +32,7 @@ __all__ = [
     "conflicts",
     "distinctive",
     "duplicates",
+    "idle_days",
     "judge",
     "normalise",
     "outcome",

@@ -6,10 +6,13 @@
     True
 
 An episode's weight is its importance halved every `HALF_LIFE_DAYS` since it
-was last used. The engine does not record recall use yet, so "last used" is
-when it was recorded; reinforcement plugs in by passing a later time. A
-low-importance episode whose weight fell under `FLOOR` leaves the hot recall
-set (archived; still readable by id and in history). Important ones never do.
+was last reinforced: recorded, or returned by recall (a use, `palimpsest/_use.py`),
+whichever is later. A low-importance episode whose weight fell under `FLOOR`
+leaves the hot recall set (archived; still readable by id and in history).
+Important ones never do, and neither does one that use keeps warm.
+
+    >>> idle_days(age_days=200.0, used_days=3.0)
+    3.0
 """
 
 from __future__ import annotations
@@ -24,6 +27,13 @@ def weight(importance: float, *, age_days: float, half_life: float = HALF_LIFE_D
     """Importance decayed by age (in days since last use)."""
     decayed: float = importance * 0.5 ** (max(age_days, 0.0) / half_life)
     return round(decayed, 6)
+
+
+def idle_days(*, age_days: float, used_days: float | None) -> float:
+    """Days since the last reinforcement: since recorded, or since last used if later."""
+    if used_days is None:
+        return max(age_days, 0.0)
+    return max(min(age_days, used_days), 0.0)
 
 
 def cold(importance: float, *, age_days: float) -> bool:

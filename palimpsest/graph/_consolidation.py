@@ -286,6 +286,27 @@ class ConsolidationStore:
                 **r,
             )
 
+    def decisions_since(self, namespace: str, since: datetime, steps: Sequence[str]) -> list[Row]:
+        """Assertions consolidation wrote at or after `since` by these steps (id, step)."""
+        return self.db.query(
+            "MATCH (d:Decision) WHERE d.namespace = $ns AND d.recorded_at >= $since"
+            " AND list_contains($steps, d.step) RETURN d.id AS id, d.step AS step",
+            ns=namespace,
+            since=since,
+            steps=list(steps),
+        )
+
+    def decided_by(self, namespace: str, step: str, reason: str) -> list[str]:
+        """Assertions a step wrote with exactly this reason (an unmerge's restorations)."""
+        rows = self.db.query(
+            "MATCH (d:Decision) WHERE d.namespace = $ns AND d.step = $step"
+            " AND d.reason = $reason RETURN d.id AS id",
+            ns=namespace,
+            step=step,
+            reason=reason,
+        )
+        return sorted(r["id"] for r in rows)
+
     def decision(self, assertion_id: str) -> Row | None:
         rows = self.db.query(
             "MATCH (d:Decision {id: $id}) RETURN d.step AS step, d.reason AS reason",

@@ -94,10 +94,32 @@ _V3 = (
     " step STRING, reason STRING, recorded_at TIMESTAMP)",
 )
 
+# --- migration 4: reinforcement by use ---------------------------------------------------
+# When recall last returned an episode and how often (graph/_use.py): ranking's recency
+# and the decay step count from the later of occurred_at and the last use. A table of
+# its own, so a recall never SETs `Episode`; only its TIMESTAMP / INT64 columns change.
+_V4 = (
+    "CREATE NODE TABLE IF NOT EXISTS EpisodeUse(id STRING PRIMARY KEY, namespace STRING,"
+    " last_used_at TIMESTAMP, use_count INT64)",
+)
+
+# --- migration 5: predicate-definition history ------------------------------------------
+# One row per change of a predicate's definition, with its transaction time and the
+# cardinality in force before it (graph/_predicate_log.py): erase rebuilds a slot with
+# the cardinality each past view had. Written once, never SET. A memory from before
+# this migration has no rows: its current definitions count since always.
+_V5 = (
+    "CREATE NODE TABLE IF NOT EXISTS PredicateChange(id STRING PRIMARY KEY, namespace STRING,"
+    " name STRING, n INT64, changed_at TIMESTAMP, cardinality STRING, previous STRING,"
+    " aliases STRING[], inverse STRING, object_kind STRING, origin STRING)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "bitemporal core", _V1),
     Migration(2, "recall: episode search text and embeddings", _V2),
     Migration(3, "consolidation: merges, contests, duplicates, decisions", _V3),
+    Migration(4, "reinforcement: episode uses", _V4),
+    Migration(5, "predicate-definition history", _V5),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
