@@ -16,9 +16,11 @@ on, are skipped). BM25-alone (bm25s) and dense-alone (MiniLM) baselines are
 computed in the same run with the prototype's code (bench/locomo_prototype.py).
 
 The floor trade-off asks, through the same memories, the never-mentioned
-questions of bench/data/abstention_locomo.jsonl (12 a conversation) and reports
-per floor: recall@5/@10 with hits under the floor dropped, and the false-memory
-rate (share of never-mentioned questions with any hit at or above the floor).
+questions of bench/data/abstention_locomo.jsonl (20 a conversation) and reports
+per floor: recall@5/@10 under recall's own abstention rule (`ranking.abstain`:
+nothing unless the best hit, episode or fact, reaches the floor; then hits down
+to `RankParams.tail` times it), and the false-memory rate (share of
+never-mentioned questions that get any hit at all).
 `--save` writes the tables as bench/results/locomo-<date>.json.
 """
 
@@ -32,6 +34,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,14 @@ def _items(conv: proto.Conversation) -> list[dict[str, Any]]:
 Ranked = list[tuple[str, float]]  # (dia_id, score) of episode hits, best first
 
 
+@dataclass
+class Answer:
+    """One question's episode hits, and the best score of any hit (facts too)."""
+
+    ranked: Ranked
+    best: float
+
+
 def run_engine(
     conv: proto.Conversation,
     questions: Sequence[proto.Question],
@@ -66,9 +77,9 @@ def run_engine(
     *,
     extract: bool,
     absent: Sequence[str] = (),
-) -> tuple[list[Ranked], float, float, list[float]]:
-    """Ranked (dia_id, score) per question, import seconds, mean recall seconds, and
-    the best hit score of each `absent` (never-mentioned) question, 0 when none."""
+) -> tuple[list[Answer], float, float, list[float]]:
+    """The answer to each question, import seconds, mean recall seconds, and the
+    best hit score of each `absent` (never-mentioned) question, 0 when none."""
     items = _items(conv)
     now = max(i["occurred_at"] for i in items) + timedelta(days=1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,10 +92,11 @@ def run_engine(
         ) as mem:
             mem.remember_many(items)
             t1 = time.perf_counter()
-            ranked: list[Ranked] = []
+            ranked: list[Answer] = []
             for q in questions:
                 hits = mem.recall(q.text, k=25, min_score=0)
-                ranked.append([(h.source or "", h.score) for h in hits if h.kind == "episode"])
+                eps = [(h.source or "", h.score) for h in hits if h.kind == "episode"]
+                ranked.append(Answer(eps, max((h.score for h in hits), default=0.0)))
             t2 = time.perf_counter()
             best = []
             for text in absent:
@@ -93,16 +105,20 @@ def run_engine(
     return ranked, t1 - t0, (t2 - t1) / max(1, len(questions)), best
 
 
-def _recall_of(ranked: Ranked, evidence: Sequence[str], k: int, floor: float = 0.0) -> float:
-    top = {d for d, s in ranked[:k] if s >= floor}
+def _recall_of(answer: Answer, evidence: Sequence[str], k: int, floor: float = 0.0) -> float:
+    """Share of the evidence among the first k episode hits recall returns at `floor`."""
+    if answer.best < floor:
+        return 0.0  # abstained
+    cut = floor * RankParams().tail
+    top = {d for d, s in answer.ranked[:k] if s >= cut}
     return sum(1 for e in evidence if e in top) / len(evidence)
 
 
 def _tradeoff(
-    rows: Sequence[tuple[Ranked, Sequence[str]]], absent: Sequence[float], floors: Sequence[float]
+    rows: Sequence[tuple[Answer, Sequence[str]]], absent: Sequence[float], floors: Sequence[float]
 ) -> list[dict[str, float]]:
-    """Per floor: recall@5 and @10 with the floor applied, answerable questions left
-    with no hit, and the false-memory rate (never-mentioned questions answered)."""
+    """Per floor: recall@5 and @10 under recall's abstention rule, answerable questions
+    left with no hit, and the false-memory rate (never-mentioned questions answered)."""
     out = []
     for f in floors:
         out.append(
@@ -110,7 +126,7 @@ def _tradeoff(
                 "floor": f,
                 "recall@5": float(np.mean([_recall_of(r, ev, 5, f) for r, ev in rows])),
                 "recall@10": float(np.mean([_recall_of(r, ev, 10, f) for r, ev in rows])),
-                "empty": float(np.mean([not r or r[0][1] < f for r, _ in rows])),
+                "empty": float(np.mean([r.best < f for r, _ in rows])),
                 "false_memory": float(np.mean([b >= f for b in absent])) if absent else 0.0,
             }
         )
@@ -168,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         qs = [q for q in qs_all if q.conv_id in ids]
         engine_rows: list[tuple[int, dict[int, float]]] = []
         imports, latencies = [], []
-        curve_rows: list[tuple[Ranked, Sequence[str]]] = []
+        curve_rows: list[tuple[Answer, Sequence[str]]] = []
         absent_best: list[float] = []
         for conv in (c for c in convs if c.conv_id in ids):
             cq = [q for q in qs if q.conv_id == conv.conv_id]

@@ -5,20 +5,22 @@
     [('fact', 'user lives in Sydney', 0.83), ('episode', 'I moved to Sydney.', 0.61)]
 
 Episodes are scored by two channels over the episodes recorded by `known_at`
-and occurred by `valid_at`: BM25 from Kùzu's full-text index over each turn
-with the previous turn of its session, and exact cosine over an in-process
-numpy matrix per namespace (loaded on first recall, appended on writes). The
-channels are fused on a calibrated 0..1 scale by `recall.ranking.relevance`
-(the ranking measured on LoCoMo by bench/locomo_prototype.py), so one floor
-means the same for every query: nothing above it, nothing returned. Facts
-believed at (valid_at, known_at) one or two hops from the entities the query
+and occurred by `valid_at`: BM25 (Kùzu's full-text scoring, kept in process by
+`recall/_bm25.py`) over each turn with the previous turn of its session, and
+exact cosine over an in-process numpy matrix per namespace (loaded on first
+recall, appended on writes). The channels are fused on a calibrated 0..1
+scale by `recall.ranking.relevance` (the ranking measured on LoCoMo by
+bench/locomo_prototype.py), so one floor means the same for every query:
+nothing above it, nothing returned. Facts believed at (valid_at, known_at)
+one or two hops from the entities the query
 names join as hits of their own, scored on the same scale (`recall/_facts.py`).
 
 A day or month the question names ("on 2014/01/29", "in March 2023",
 "yesterday" against valid_at) narrows the ranking to episodes that occurred
 then (`ranking.time_narrow`), and its digits leave the word channel, where
-they would match any other date. Recency counts from `occurred_at` (recall
-records no use of an episode), importance around its default; archived
+they would match any other date. Recency counts from the later of `occurred_at`
+and the episode's last use (`_use`: each answer's episodes count as used),
+importance around its default; archived
 episodes (consolidation) are not candidates but stay readable by id.
 """
 
@@ -36,14 +38,15 @@ import numpy.typing as npt
 
 from . import _names as names
 from ._time import TimeLike, to_utc
+from ._use import _Uses, used_episodes
 from .errors import EmbedderMismatch, ValidationError
 from .graph._expand import ExpandStore
 from .graph._recall import EMB_DIM, RecallStore
 from .models import Hit
-from .recall import _vectors
+from .recall import _bm25, _vectors
 from .recall import ranking as rk
 from .recall._facts import WARNING, _FactRecall
-from .recall._text import number_tokens, query_words
+from .recall._text import INDEX_STOPWORDS, number_tokens, query_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -59,6 +62,10 @@ _PREFILTER = 2000
 # An episode whose facts about a named entity no longer hold at valid_at still
 # answers "what was true then", but should yield to what holds now.
 _ENDED = 0.85
+# A word in over this share of a large namespace's texts (and in at least _MIN of
+# them) only counts towards term novelty: its idf cannot tell texts apart.
+_UBIQUITOUS = 0.9
+_UBIQUITOUS_MIN = 2000
 
 
 @dataclass
@@ -86,8 +93,11 @@ class _Index:
     position: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
     # archived at load time (consolidation); later archivals are dropped at hit time
     archived: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
+    # POSIX time of the last use, NaN for never; filled and kept by `_use._Uses`
+    last_used: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     importance: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
+    words: _bm25.Bm25 | None = None  # BM25 postings of the search rows, aligned with ids
 
     def renumber(self) -> None:
         """Turn order within each session, by occurrence time (ties by id)."""
@@ -127,7 +137,7 @@ def _ctx_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
     return row["text"] if prev is None else f"{prev['text']}\n{row['text']}"
 
 
-class _Recall(_FactRecall):
+class _Recall(_FactRecall, _Uses):
     """`recall` and the search rows behind it."""
 
     _embedder: Embedder | None
@@ -323,6 +333,8 @@ class _Recall(_FactRecall):
             session_codes=codes,
         )
         ix.renumber()
+        texts = rs.texts(ns)
+        ix.words = _bm25.Bm25.build([texts.get(e) for e in ids], rs.stems)
         gone = ExpandStore(self._store.db).archived(ns)
         ix.archived = np.array([e in gone for e in ids], dtype=np.bool_)
         ix.importance = _floats(t.column("importance").to_pylist())
@@ -331,7 +343,7 @@ class _Recall(_FactRecall):
     def _recall_apply(self, ix: _Index) -> None:
         """Append staged rows whose transaction committed; drop the rest."""
         staged, ix.staged = ix.staged, []
-        committed = self._rs.stored_texts([r["id"] for r, _, _ in staged])
+        committed = self._rs.texts_of([r["id"] for r, _, _ in staged])
         add = [(r, e, c) for r, e, c in staged if r["id"] in committed and r["id"] not in ix.pos]
         if not add:
             return
@@ -360,6 +372,8 @@ class _Recall(_FactRecall):
         ix.importance = np.concatenate(
             [ix.importance, _floats([r.get("importance") for r, _, _ in add])]
         )
+        if ix.words is not None:
+            ix.words.append([committed[r["id"]] for r, _, _ in add])
         ix.renumber()
 
     def _recall_backfill(self, ns: str) -> None:
@@ -415,14 +429,17 @@ class _Recall(_FactRecall):
         namespace: str | None = None,
     ) -> list[Hit]:
         """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
-        nothing clears the relevance floor (`min_score`, default 0.25).
+        nothing clears the relevance floor (`min_score`, default 0.26): the abstention.
 
         >>> mem.recall("when does my sister arrive?", k=5)
 
         Only episodes recorded by `known_at` and occurred by `valid_at` take part
         (both default to now); facts must be believed at `known_at` and valid at
         `valid_at`. Quarantined content is returned with `quarantined=True` and a
-        `warning`. Scores are calibrated relevance in 0..1.
+        `warning`. Scores are calibrated relevance in 0..1. Once the best hit clears
+        the floor, hits down to `RankParams.tail` times the floor (0.4: about 0.1 by default)
+        come with it (`ranking.abstain`); `min_score=0` returns the `k` best whatever
+        their scores.
         """
         ns = self._ns(namespace)
         text = names.check_text(query, field="query", limit=4000)
@@ -441,7 +458,7 @@ class _Recall(_FactRecall):
         floor = params.floor if min_score is None else float(min_score)
         with self._lock:
             ix = self._recall_index(ns)
-            words = _without_dates(query_words(text), text, v)
+            words = _search_words(text, v)
             stems = self._rs.stems(words)
             episodes, novelty = self._score_episodes(ix, text, words, stems, v, kt, params)
             facts, ended = self._fact_hits(ns, text, stems, novelty, v, kt, params)
@@ -451,11 +468,14 @@ class _Recall(_FactRecall):
                 e["score"] *= _ENDED
                 e["ended"] = True
         ranked = sorted(episodes, key=lambda e: -e["score"])
-        ranked = [e for e in ranked if e["score"] >= floor]
-        facts = [f for f in facts if f.score >= floor][: max(1, k // 3)]
-        hits = self._episode_hits(ranked, k) + facts
+        hits = self._episode_hits(ranked, k) + facts[: max(1, k // 3)]
         hits.sort(key=lambda h: -h.score)
-        return hits[:k]
+        keep = rk.abstain([h.score for h in hits], floor, params.tail)
+        hits = [h for h, ok in zip(hits, keep, strict=True) if ok][:k]
+        # after ranking (this answer is unmoved); what clears the default floor counts as
+        # used: hits a caller asked for below it (min_score) are not the engine's answer
+        self._note_uses(ns, used_episodes(h for h in hits if h.score >= params.floor), ix)
+        return hits
 
     def _score_episodes(
         self,
@@ -468,7 +488,6 @@ class _Recall(_FactRecall):
         params: rk.RankParams,
     ) -> tuple[list[dict[str, Any]], float]:
         """(visible episodes with their scores, the query's term novelty)."""
-        ns = ix.namespace
         visible = (ix.recorded <= kt.timestamp()) & (ix.occurred <= v.timestamp())
         visible &= ~ix.archived
         cand = np.flatnonzero(visible)
@@ -479,22 +498,21 @@ class _Recall(_FactRecall):
         dfs: list[int] = []
         best = 0.0
         seen: set[str] = set()
-        for word, stem in zip(words, stems, strict=True):
+        for stem in stems:
             if stem in seen:
                 continue
             seen.add(stem)
-            # the term's best TERM_TOP texts (Arrow), and its df when the list is cut
-            hit_ids, hit_sc, df = self._rs.term_top(ns, word, n)
-            got = [(j, p) for j, e in enumerate(hit_ids) if (p := ix.pos.get(e)) is not None]
-            at = np.array([p for _, p in got], dtype=np.int64)
-            sc = hit_sc[np.array([j for j, _ in got], dtype=np.int64)]
-            if at.size:
-                keep = visible[at]
-                at, sc = at[keep], sc[keep]
-            dfs.append(int(at.size) if df is None else df)
+            # every text holding the stem, scored as Kùzu's FTS scores it (recall/_bm25.py)
+            at, sc = ix.words.term(stem) if ix.words is not None else _bm25.NONE
+            if at.size >= _UBIQUITOUS_MIN and at.size > _UBIQUITOUS * n:  # idf < 0.11: df only
+                dfs.append(int(at.size))
+                continue
+            keep = visible[at]
+            at, sc = at[keep], sc[keep]
+            dfs.append(int(at.size))
             if at.size:
                 best += float(sc.max())
-                np.add.at(bm, at, sc)
+                bm[at] += sc  # rows are distinct
         novelty = rk.damp_novelty(rk.term_novelty(dfs, int(cand.size)), int(cand.size))
         window = rk.query_time(query, v)
         if self._embedder is not None:
@@ -528,6 +546,7 @@ class _Recall(_FactRecall):
             window=window,
             params=params,
             reference=v,
+            last_used=self._last_used(ix, until=min(v, kt))[c],
             importance=ix.importance[c],
         )
         out = []
@@ -599,14 +618,24 @@ def _predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _without_dates(words: list[str], query: str, v: datetime) -> list[str]:
-    """The query's words less the digits of the dates it names: those are the time
-    window's job, and as loose digit runs ("03", "09") they match any other date."""
+def _search_words(query: str, v: datetime) -> list[str]:
+    """The query's words for the word channel and term novelty.
+
+    >>> _search_words("When did she go camping in June 2023?", v)
+    ['camping']
+
+    Without the words Kùzu drops from indexed texts (a query word no text can
+    hold would count as evidence the memory never heard of it), and without the
+    date the question names: that is the time window's job, and its words
+    ("june") and loose digit runs ("03", "09") would match any other date or,
+    being rare in conversation, count as unseen.
+    """
+    words = [w for w in query_words(query) if w not in INDEX_STOPWORDS]
     window = rk.query_time(query, v)
     if window is None:
         return words
-    digits = set(number_tokens(window.phrase).split())
-    return [w for w in words if w not in digits] or words
+    drop = set(query_words(window.phrase))
+    return [w for w in words if w not in drop] or words
 
 
 def _floats(values: Sequence[Any]) -> npt.NDArray[np.float64]:

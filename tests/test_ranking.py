@@ -392,3 +392,14 @@ def test_relevance_importance_is_neutral_at_the_default() -> None:
     judged = rk.relevance(**inputs, importance=[0.0, 0.0, 1.0, 1.0, float("nan")])
     assert judged[2] > plain[2] and judged[1] < plain[1]
     assert judged[4] == pytest.approx(plain[4]) and judged.max() <= 1.0
+
+
+def test_abstain_gates_on_the_best_hit_then_keeps_the_tail() -> None:
+    assert rk.abstain([0.31, 0.12, 0.05], floor=0.25, tail=0.4).tolist() == [True, True, False]
+    assert not rk.abstain([0.24, 0.2, 0.12], floor=0.25, tail=0.4).any()
+    assert rk.abstain([], floor=0.25).tolist() == []
+    # tail 1 is a plain per-hit floor; floor 0 keeps everything
+    assert rk.abstain([0.31, 0.12], floor=0.25).tolist() == [True, False]
+    assert rk.abstain([0.0, 0.0], floor=0.0, tail=0.4).all()
+    # the best hit need not come first
+    assert rk.abstain([0.12, 0.3], floor=0.25, tail=0.4).tolist() == [True, True]

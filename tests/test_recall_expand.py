@@ -81,3 +81,19 @@ def test_walk_bounds_the_second_hop() -> None:
     assert xp.walk(fetch, ["u"], relevant=lambda rs: [0] * len(rs)) == [
         (r, 1) for r in rows[("u", False)]
     ]
+
+
+def test_naming_someone_is_not_an_answer(family: Memory) -> None:
+    # every fact of Ana holds her name: a question about something else of hers
+    # must not ride on it, while a question her facts answer still finds them
+    offtopic = [h for h in family.recall("What is Ana's blood type?", min_score=0)]
+    ontopic = [h for h in family.recall("Where does Ana live?", min_score=0)]
+    best_off = max((h.score for h in offtopic if h.kind == "fact"), default=0.0)
+    best_on = max(h.score for h in ontopic if h.kind == "fact")
+    assert best_off < best_on
+    assert best_off == 0.0 or all(
+        h.channels["lexical"] == 0.0 for h in offtopic if h.kind == "fact"
+    )
+    assert family.recall("What is Ana's blood type?") == []
+    # a question that is only a name still gets that entity's facts
+    assert "Ana lives in Porto" in _facts(family.recall("Ana", k=6, min_score=0))

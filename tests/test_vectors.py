@@ -142,3 +142,14 @@ def test_hnsw_sees_new_and_forgets_erased(tmp_path: Path, clock: Clock) -> None:
         assert mem.recall("xylophone recital", k=1)[0].episode_id == ep.id
         left = mem.recall("pottery class", k=10, min_score=0)
         assert all(h.episode_id != target.episode_id for h in left)
+
+
+def test_large_matrices_give_the_same_cosines_on_two_threads() -> None:
+    rng = np.random.default_rng(5)
+    n, dim = 25_000, 32  # past the row count where the two matvecs run side by side
+    emb = rng.standard_normal((n, dim)).astype(np.float32)
+    ctx = rng.standard_normal((n, dim)).astype(np.float32)
+    q = rng.standard_normal(dim).astype(np.float32)
+    turn, context = ExactVectors.of(emb, ctx).cosines(q)
+    assert np.array_equal(turn, np.einsum("ij,j->i", emb, q))
+    assert np.array_equal(context, np.einsum("ij,j->i", ctx, q))

@@ -7,7 +7,8 @@
 Every recall Cypher string lives here and in `_vectors.py`. Two tables from migration 2, both keyed
 by episode id and written once (delete + create, never SET; notes §3.2, §6.7):
 `EpisodeText` (the previous turn of the session with this one, plus number
-tokens, under a porter-stemmed FTS index) and `EpisodeEmb` (the turn's vector
+tokens, under a porter-stemmed FTS index, which recall reproduces in process:
+`recall/_bm25.py`) and `EpisodeEmb` (the turn's vector
 and the vector of the turn with its predecessor). Vector search itself is
 exact numpy (`recall/_vectors.py`) below a size threshold; above it, Kùzu's HNSW
 index over generation tables (`graph/_vectors.py`).
@@ -25,7 +26,7 @@ import pyarrow as pa
 from ._db import Database, Row
 from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
 
-__all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "TERM_TOP", "RecallStore"]
+__all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "RecallStore"]
 
 FTS_TABLE = "EpisodeText"
 FTS_INDEX = "episode_text_fts"
@@ -38,19 +39,6 @@ _TERM_HITS = (
     f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
     " WITH node, score WHERE node.namespace = $ns RETURN node.id AS id, score AS score"
 )
-# Recall's per-term lists: the best TERM_TOP texts are enough for ranking (it keeps
-# ~1000 candidates past 2000 visible), and a word in every text of a 100k memory
-# would otherwise ship 100k rows per query. Document frequency stays exact.
-TERM_TOP = 2000
-_UBIQUITOUS = 0.9
-_TERM_TOP_HITS = (
-    f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {TERM_TOP})"
-    " WITH node, score WHERE node.namespace = $ns RETURN node.id AS id, score AS score"
-)
-_TERM_DF = (
-    f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
-    " WITH node WHERE node.namespace = $ns RETURN count(*) AS df"
-)
 
 
 class RecallStore(VectorGenerations):
@@ -58,9 +46,6 @@ class RecallStore(VectorGenerations):
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        # (namespace, term) -> (document frequency, namespace size when counted)
-        # of terms past TERM_TOP
-        self._df: dict[tuple[str, str], tuple[int, int]] = {}
 
     # --- index and model identity -------------------------------------------------------
     def ensure_index(self) -> None:
@@ -143,7 +128,6 @@ class RecallStore(VectorGenerations):
         ids = list(episode_ids)
         if not ids:
             return
-        self._df.clear()
         self.db.query("UNWIND $ids AS i MATCH (t:EpisodeText {id: i}) DELETE t", ids=ids)
         self.db.query("UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids)
         self.delete_from_generation(ids)
@@ -196,6 +180,27 @@ class RecallStore(VectorGenerations):
         )
         ids = [str(v) for v in t.column("id").to_pylist()]
         return ids, _matrix(t.column("emb")), _matrix(t.column("ctx"))
+
+    def texts(self, namespace: str) -> dict[str, str]:
+        """Every search row of the namespace: episode id -> text (one Arrow read)."""
+        t = _arrow(
+            self.db,
+            "MATCH (t:EpisodeText) WHERE t.namespace = $ns RETURN t.id AS id, t.text AS text",
+            ns=namespace,
+        )
+        return dict(zip(t.column("id").to_pylist(), t.column("text").to_pylist(), strict=True))
+
+    def texts_of(self, ids: Sequence[str]) -> dict[str, str]:
+        """The search rows of these episodes that exist: episode id -> text."""
+        found: dict[str, str] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), _BATCH):
+            rows = self.db.query(
+                "UNWIND $ids AS i MATCH (t:EpisodeText {id: i}) RETURN t.id AS id, t.text AS text",
+                ids=ids[i : i + _BATCH],
+            )
+            found.update((r["id"], r["text"]) for r in rows)
+        return found
 
     def text_ids(self, namespace: str) -> set[str]:
         t = _arrow(
@@ -275,63 +280,29 @@ class RecallStore(VectorGenerations):
             found.update(r["id"] for r in rows)
         return found
 
-    def stored_texts(self, ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        ids = list(ids)
-        for i in range(0, len(ids), _BATCH):
-            rows = self.db.query(
-                "UNWIND $ids AS i MATCH (t:EpisodeText {id: i}) RETURN t.id AS id",
-                ids=ids[i : i + _BATCH],
-            )
-            found.update(r["id"] for r in rows)
-        return found
-
     # --- full text ------------------------------------------------------------------------
     def stems(self, words: Sequence[str]) -> list[str]:
         """Kùzu's own porter stems, so query terms are cut exactly as the index cut them."""
         if not words:
             return []
-        rows = self.db.query(
-            "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
-        )
-        by = {r["w"]: r["s"] for r in rows}
+        if len(words) > 64:  # a vocabulary (recall/_bm25.py): rows through Arrow
+            t = _arrow(
+                self.db, "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
+            )
+            by = dict(zip(t.column("w").to_pylist(), t.column("s").to_pylist(), strict=True))
+        else:
+            rows = self.db.query(
+                "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
+            )
+            by = {r["w"]: r["s"] for r in rows}
         return [str(by.get(w, w)) for w in words]
 
     def term_hits(self, namespace: str, term: str) -> list[tuple[str, float]]:
-        """BM25 of one term against every text of the namespace that contains it.
+        """Kùzu's BM25 of one term against every text of the namespace that holds it.
 
-        One query per term: BM25 adds up over terms, and the per-term lists also
-        give each term's document frequency and best score, which the calibrated
-        ranking needs (coverage bound, term novelty). Statistics (idf, average
-        length) are the index's, across namespaces; the filter keeps hits apart.
+        Recall scores words in process (`recall/_bm25.py`, the same scores without a
+        query per word); this is the reference it is tested against. Statistics
+        (idf, average length) are the index's, across namespaces.
         """
         rows = self.db.query(_TERM_HITS, q=term, ns=namespace)
         return [(r["id"], float(r["score"])) for r in rows]
-
-    def term_top(
-        self, namespace: str, term: str, n_docs: int
-    ) -> tuple[list[str], npt.NDArray[np.float64], int | None]:
-        """(ids, BM25 scores) of the term's best `TERM_TOP` texts, and its document
-        frequency when the list is not complete (None: the list is every text).
-
-        Kùzu scores every text containing the term whatever `top` is (~65 ms for a
-        word in all of 10^5 texts), so a term known to be in over 90% of the
-        namespace's `n_docs` (idf < 0.11: it cannot tell texts apart) is not asked
-        for at all. Frequencies are counted once and reused until the namespace
-        has grown or shrunk by 1%.
-        """
-        key = (namespace, term)
-        known = self._df.get(key)
-        if known is not None and abs(n_docs - known[1]) > max(1, n_docs // 100):
-            known = None
-        if known is not None and known[0] > _UBIQUITOUS * n_docs:
-            return [], np.zeros(0, dtype=np.float64), known[0]
-        t = _arrow(self.db, _TERM_TOP_HITS, q=term, ns=namespace)
-        ids = [str(v) for v in t.column("id").to_pylist()]
-        scores = np.asarray(t.column("score").to_numpy(zero_copy_only=False), dtype=np.float64)
-        if len(ids) < TERM_TOP:
-            return ids, scores, None
-        if known is None:
-            df = int(self.db.query(_TERM_DF, q=term, ns=namespace)[0]["df"])
-            known = self._df[key] = (df, n_docs)
-        return ids, scores, max(len(ids), known[0])

@@ -66,15 +66,16 @@ class _FactRecall(_Core):
                 cache[t] = vec
         return np.stack([cache[t] for t in statements])
 
-    def _named_entities(self, ns: str, query: str) -> list[str]:
-        """Ids of stored entities the query names (word n-grams up to 3, and "I"/"my")."""
+    def _named_entities(self, ns: str, query: str) -> dict[str, str]:
+        """Stored entities the query names (word n-grams up to 3, and "I"/"my"): their
+        ids, each with the words that named it."""
         tokens = re.findall(r"[\w'’-]+", query)
         tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
-        found: dict[str, None] = {}
+        found: dict[str, str] = {}
         if any(t.lower() in _FIRST_PERSON for t in tokens):
             user = self._entity(ns, "user", field="query")
             if user is not None:
-                found[user.id] = None
+                found[user.id] = ""
         for size in (3, 2, 1):
             for i in range(len(tokens) - size + 1):
                 gram = tokens[i : i + size]
@@ -84,9 +85,9 @@ class _FactRecall(_Core):
                     ent = self._entity(ns, " ".join(gram), field="query")
                 except ValidationError:
                     continue
-                if ent is not None:
-                    found[ent.id] = None
-        return list(found)
+                if ent is not None and ent.id not in found:
+                    found[ent.id] = " ".join(gram)
+        return found
 
     def _fact_hits(
         self,
@@ -100,10 +101,19 @@ class _FactRecall(_Core):
     ) -> tuple[list[Hit], set[str]]:
         """Facts about the named entities valid at V as believed at K, as scored hits;
         and the episodes that only evidence versions not holding at V."""
-        subjects = self._named_entities(ns, query)
-        if not subjects:
+        named = self._named_entities(ns, query)
+        if not named:
             return [], set()
+        subjects = list(named)
         qterms = {s for s in stems if not s.startswith("zq")} or set(stems)
+        # Every fact of a named entity contains its name: that the question names
+        # someone says whose facts to look at, not which of them answer it. Only the
+        # question's other words count, unless it has none ("tell me about Mira").
+        name_words = [w for n in named.values() for w in query_words(n)]
+        content = qterms - set(self._rs.stems(name_words))
+        qterms = content or qterms
+        spoken = [n for n in named.values() if n]
+        dense_query = (rk.strip_names(query, spoken) or query) if content else query
 
         def fetch(entity_id: str, as_object: bool) -> list[dict[str, Any]]:
             return self._store.facts_asof(
@@ -158,8 +168,9 @@ class _FactRecall(_Core):
         ]
         statements = [_statement(f) for f in facts]
         if self._embedder is not None:
-            q = self._embedder.embed([query])[0]
-            dense = rk.cosine_to_unit(self._statement_vectors(statements) @ q)
+            q = self._embedder.embed([dense_query])[0]
+            plain = [rk.strip_names(t, spoken) or t for t in statements] if content else statements
+            dense = rk.cosine_to_unit(self._statement_vectors(plain) @ q)
         else:
             dense = np.zeros(len(facts), dtype=np.float32)
         scores = rk.fuse_weighted([lexical, dense], [params.w_bm25, params.w_dense])

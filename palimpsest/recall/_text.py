@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["STOPWORDS", "number_tokens", "query_words"]
+__all__ = ["INDEX_STOPWORDS", "STOPWORDS", "number_tokens", "query_words"]
 
 # The same characters Kùzu's tokenize macro blanks out (digits and ASCII punctuation),
 # plus whitespace.
@@ -491,6 +491,74 @@ STOPWORDS = frozenset(
         "yourself",
         "yourselves",
         "z",
+    )
+)
+
+# Kùzu drops these from indexed texts too (its SMART list; probed by indexing "probe
+# <word>" for 58k candidate words). Queries keep them: Kùzu finds no text for them,
+# and recall's term novelty has always counted them as words no text holds.
+INDEX_STOPWORDS = STOPWORDS | frozenset(
+    (
+        "able",
+        "appear",
+        "ask",
+        "available",
+        "came",
+        "cause",
+        "come",
+        "comes",
+        "eg",
+        "eight",
+        "either",
+        "et",
+        "even",
+        "ex",
+        "far",
+        "first",
+        "five",
+        "four",
+        "hence",
+        "her",
+        "hereafter",
+        "hereby",
+        "herein",
+        "hereupon",
+        "hers",
+        "hi",
+        "his",
+        "hither",
+        "ignored",
+        "known",
+        "less",
+        "likely",
+        "much",
+        "nd",
+        "nine",
+        "ok",
+        "old",
+        "one",
+        "ours",
+        "ourselves",
+        "per",
+        "que",
+        "rd",
+        "relatively",
+        "second",
+        "self",
+        "selves",
+        "seven",
+        "six",
+        "th",
+        "though",
+        "three",
+        "try",
+        "two",
+        "un",
+        "upon",
+        "used",
+        "uses",
+        "way",
+        "zero",
     )
 )
 

@@ -18,6 +18,7 @@ rows, HNSW above, so a huge memory never loads its whole matrix at open.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -34,6 +35,9 @@ HNSW_K = 400  # neighbours asked per vector kind; ranking prefilters to ~1000 an
 HNSW_EFS = 400  # search breadth; notes §2.4: efs 400 gave recall@10 0.9985 on MiniLM
 # rebuild the generation at load once this share of rows is delta (exact, in RAM)
 _DELTA_SHARE = 0.25
+# from this many rows, the two cosine matvecs run on two threads
+_PARALLEL_ROWS = 20_000
+_POOL: ThreadPoolExecutor | None = None
 
 __all__ = [
     "DEFAULT_VECTOR_THRESHOLD",
@@ -113,7 +117,12 @@ class ExactVectors:
     def cosines(self, q: F32) -> tuple[F32, F32]:
         # one pass over the contiguous prefix: indexing rows first would copy the matrix
         q = np.asarray(q, dtype=np.float32)
-        return _matvec(self.emb, q), _matvec(self.ctx, q)
+        if self._n < _PARALLEL_ROWS:
+            return _matvec(self.emb, q), _matvec(self.ctx, q)
+        # memory-bound and GIL-free: the second matrix on the other core (~1/3 off the
+        # wall time at 10^5 rows, even on a busy 2-core box; same numbers)
+        other = _pool().submit(_matvec, self.ctx, q)
+        return _matvec(self.emb, q), other.result()
 
     def top(self, q: F32, k: int) -> tuple[I64, F32]:
         return _top(_matvec(self.emb, np.asarray(q, dtype=np.float32)), k)
@@ -277,6 +286,13 @@ def _place(pos: Mapping[str, int], eids: Sequence[str], e: F32, c: F32, n: int) 
     emb[rows[ok]] = e[ok]
     ctx[rows[ok]] = c[ok]
     return emb, ctx
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:  # first big recall, not at import
+        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="palimpsest-cosines")
+    return _POOL
 
 
 def _matvec(m: F32, q: F32) -> F32:

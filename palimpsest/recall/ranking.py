@@ -31,6 +31,7 @@ from ._query_time import TimeWindow, query_time, time_boost, time_narrow
 __all__ = [
     "RankParams",
     "TimeWindow",
+    "abstain",
     "bm25_coverage",
     "channel_confidence",
     "cosine_to_unit",
@@ -321,16 +322,24 @@ def neighbour_smooth(
     pos = np.asarray(positions, dtype=np.int64)
     if s.size == 0 or alpha <= 0 or window <= 0:
         return s.astype(np.float32)
-    lookup = {(sess[i].item(), int(pos[i])): i for i in range(s.size)}
+    # (session, position) as one sorted integer key; neighbours by binary search
+    # (a dict and a loop over candidates cost ~10 ms at recall's ~1500 candidates)
+    code = np.unique(sess, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    lo = int(pos.min())
+    stride = int(pos.max()) - lo + 2 * window + 3
+    key = code * stride + (pos - lo + window + 1)
+    order = np.argsort(key, kind="stable")
+    keys = key[order]
     best = np.zeros_like(s)
-    for i in range(s.size):
-        key_s = sess[i].item()
-        for d in range(1, window + 1):
-            w = decay ** (d - 1)
-            for j_pos in (int(pos[i]) - d, int(pos[i]) + d):
-                j = lookup.get((key_s, j_pos))
-                if j is not None and s[j] * w > best[i]:
-                    best[i] = s[j] * w
+    for d in range(1, window + 1):
+        w = decay ** (d - 1)
+        for want in (key - d, key + d):
+            # the last candidate holding the key, as a dict built in order would keep
+            at = np.searchsorted(keys, want, side="right") - 1
+            ok = (at >= 0) & (keys[np.maximum(at, 0)] == want)
+            lift = np.zeros_like(s)
+            lift[ok] = s[order[at[ok]]] * w
+            best = np.maximum(best, lift)
     return ((s + alpha * best) / (1.0 + alpha)).astype(np.float32)
 
 
@@ -359,10 +368,13 @@ def session_smooth(
         return s.astype(np.float32)
     keys, inverse = np.unique(sess, return_inverse=True)
     inverse = inverse.reshape(-1)
-    level = np.zeros(keys.size, dtype=np.float64)
-    for g in range(keys.size):
-        members = np.sort(s[inverse == g])[::-1]
-        level[g] = members[: max(1, top)].mean()
+    # each session's `top` best, summed in descending order like a sorted slice's mean
+    order = np.lexsort((-s, inverse))
+    g = inverse[order]
+    start = np.searchsorted(g, np.arange(keys.size))
+    take = (np.arange(s.size) - start[g]) < max(1, top)
+    total = np.bincount(g[take], weights=s[order][take], minlength=keys.size)
+    level = total / np.bincount(g[take], minlength=keys.size)
     return ((s + beta * level[inverse]) / (1.0 + beta)).astype(np.float32)
 
 
@@ -454,6 +466,30 @@ def top_k(scores: npt.ArrayLike, k: int, floor: float | None = None) -> list[int
     return [int(i) for i in order]
 
 
+def abstain(scores: npt.ArrayLike, floor: float, tail: float = 1.0) -> npt.NDArray[np.bool_]:
+    """Which hits an answer keeps: none unless the best reaches ``floor``; then
+    every hit at ``tail * floor`` or above.
+
+    >>> abstain([0.31, 0.12, 0.05], floor=0.25, tail=0.4).tolist()
+    [True, True, False]
+    >>> abstain([0.2, 0.12], floor=0.25, tail=0.4).tolist()
+    [False, False]
+    >>> abstain([0.31, 0.12], floor=0.25).tolist()      # tail 1: a plain floor
+    [True, False]
+
+    The floor answers a question about the question: does the memory hold
+    anything on it at all? Once one hit clears it, the weaker hits beside it
+    are context (the turn before the answer, the other half of a two-part
+    answer), not confabulation; cutting them at the same floor cost LoCoMo's
+    development split 0.04 of recall@10 for no fewer false memories.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0 or float(s.max()) < floor:
+        return np.zeros(s.size, dtype=np.bool_)
+    keep: npt.NDArray[np.bool_] = s >= floor * tail
+    return keep
+
+
 # --------------------------------------------------------------------------- the whole ranking
 
 
@@ -462,7 +498,7 @@ class RankParams:
     """Parameters of :func:`relevance`; the defaults were chosen on LoCoMo's development split.
 
     >>> RankParams().floor
-    0.25
+    0.26
     >>> RankParams(w_bm25=0.6, w_dense=0.4).w_dense
     0.4
     """
@@ -486,7 +522,8 @@ class RankParams:
     recency_weight: float = 0.1
     recency_half_life: timedelta = timedelta(days=365)
     importance_weight: float = 0.1  # around the default importance, which stays neutral
-    floor: float = 0.25  # below it nothing is returned
+    floor: float = 0.26  # unless the best hit reaches it, nothing is returned (abstain)
+    tail: float = 0.4  # once one does, hits down to tail * floor come with it
 
 
 def relevance(
@@ -502,6 +539,7 @@ def relevance(
     params: RankParams | None = None,
     reference: datetime | None = None,
     importance: npt.ArrayLike | None = None,
+    last_used: npt.ArrayLike | None = None,
 ) -> F32:
     """Calibrated 0..1 relevance of each candidate: the ranking recall() uses.
 
@@ -524,7 +562,10 @@ def relevance(
        and :func:`time_narrow` when that window is a day or a month;
     5. :func:`neighbour_smooth` then :func:`session_smooth` (context);
     6. every score times ``1 - novelty_weight * novelty``;
-    7. with a ``reference`` time, :func:`recency_multiplier` of ``occurred_at``;
+    7. with a ``reference`` time, :func:`recency_multiplier` of ``occurred_at``,
+       or of ``last_used`` (POSIX seconds, NaN for never) where that is later:
+       a memory in use stays fresh (bounded like any recency, so use alone
+       never outranks relevance; how often it was used is not counted);
     8. with ``importance`` (0..1), :func:`importance_multiplier` centred on the
        default importance, so unjudged memories are not moved.
 
@@ -561,8 +602,11 @@ def relevance(
     if novelty and p.novelty_weight:
         fused = (fused * np.float32(1.0 - p.novelty_weight * novelty)).astype(np.float32)
     if reference is not None and occurred_at is not None and p.recency_weight:
+        since = np.asarray(occurred_at, dtype=np.float64)
+        if last_used is not None:
+            since = np.fmax(since, np.asarray(last_used, dtype=np.float64))
         fused = fused * recency_multiplier(
-            occurred_at,
+            since,
             reference.timestamp(),
             half_life=p.recency_half_life.total_seconds(),
             weight=p.recency_weight,
