@@ -9,7 +9,7 @@ $ palimpsest export --graphml world.graphml --valid-at 2024-09-01T00:00:00Z
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -108,15 +108,16 @@ def register(app: typer.Typer) -> None:
                 else:
                     _echo(f"imported {count} facts")
                 return
-            body = text if text is not None else Path(file).read_text(encoding="utf-8")
             if fmt == "export":
                 # the export's own namespace, unless one was asked for
                 if ns is None and s.namespace != "default":
                     ns = s.namespace
-                counts = mem.restore(_lines(body), namespace=ns)
+                counts = _read_lines(file, text, lambda lines: mem.restore(lines, namespace=ns))
             elif fmt == "mcp-memory":
-                counts = _compat("import_memory_json")(mem, _lines(body), namespace=ns)
+                load = _compat("import_memory_json")
+                counts = _read_lines(file, text, lambda lines: load(mem, lines, namespace=ns))
             else:
+                body = text if text is not None else Path(file).read_text(encoding="utf-8")
                 counts = _remember(mem, fmt, body, ns, min(batch, 500), conversation)
         if as_json:
             _dump_json({"format": fmt, **counts})
@@ -173,12 +174,13 @@ def register(app: typer.Typer) -> None:
                 summary["graphml"] = {"file": graphml, "nodes": nodes, "edges": edges}
             if output is not None:
                 if fmt == "mcp-memory":
-                    lines = list(_compat("export_memory_json")(mem, namespace=namespace))
-                    summary["lines"] = len(lines)
+                    lines = _compat("export_memory_json")(mem, namespace=namespace)
+                    summary["lines"] = _write(output, lines)
+                elif output == "-":  # streamed as the rows are read
+                    summary["counts"] = mem.export(sys.stdout, namespace=namespace)
+                    sys.stdout.flush()
                 else:
-                    lines = list(mem.export_lines(namespace=namespace))
-                    summary["counts"] = _counts(lines[0])
-                _write(output, lines)
+                    summary["counts"] = mem.export(output, namespace=namespace)
                 summary["output"] = output
         # the data may be on stdout: the summary then goes to stderr
         err = output == "-"
@@ -231,10 +233,10 @@ def _sniff(file: str, text: str | None) -> str:
 
 
 def _import_facts(mem: Memory, file: str, text: str | None, batch: int, ns: str | None) -> int:
-    if text is not None:
-        return mem.import_facts(_lines(text), batch=batch, namespace=ns)
-    with Path(file).open(encoding="utf-8") as fh:
-        return mem.import_facts(fh, batch=batch, namespace=ns)
+    count: int = _read_lines(
+        file, text, lambda lines: mem.import_facts(lines, batch=batch, namespace=ns)
+    )
+    return count
 
 
 def _remember(
@@ -260,18 +262,28 @@ def _remember(
         )
 
 
-def _counts(head: str) -> dict[str, int]:
-    import json
+def _read_lines(file: str, text: str | None, use: Callable[[Iterable[str]], Any]) -> Any:
+    """`use(lines)` over stdin's text or the file, read line by line (never whole)."""
+    if text is not None:
+        return use(_lines(text))
+    with Path(file).open(encoding="utf-8") as fh:
+        return use(fh)
 
-    return {str(k): int(v) for k, v in json.loads(head).get("counts", {}).items()}
 
-
-def _write(output: str, lines: list[str]) -> None:
+def _write(output: str, lines: Iterable[str]) -> int:
+    """Write lines to a file (atomically) or stdout ('-') as they come; how many."""
+    n = 0
     if output == "-":
-        sys.stdout.writelines(line + "\n" for line in lines)
+        for line in lines:
+            sys.stdout.write(line + "\n")
+            n += 1
         sys.stdout.flush()
-        return
+        return n
     path = Path(output)
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+            n += 1
     tmp.replace(path)
+    return n

@@ -59,6 +59,25 @@ class ObservationDeletion(TypedDict):
     observations: Annotated[list[str], Field(description="An array of observations to delete")]
 
 
+EntityLimit = Annotated[
+    int,
+    Field(ge=1, le=compat.MAX_ENTITIES, description="At most this many entities (max 500)."),
+]
+RelationLimit = Annotated[
+    int,
+    Field(ge=0, le=compat.MAX_RELATIONS, description="At most this many relations (max 1000)."),
+]
+ObservationLimit = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=compat.MAX_OBSERVATIONS,
+        description="At most this many observations per entity (max 100).",
+    ),
+]
+Offset = Annotated[int, Field(ge=0, description="Skip this many entities.")]
+
+
 def ok(data: dict[str, Any], text: str | None = None) -> CallToolResult:
     """A successful result: `data` as structured content, `text` (default: its JSON) for reading."""
     body = text if text is not None else json.dumps(data, ensure_ascii=False)
@@ -169,17 +188,24 @@ def register(
 
     @server.tool(annotations=read)
     def read_graph(
-        limit: Annotated[int, Field(ge=1, le=5000, description="At most this many entities.")] = 50,
-        relation_limit: Annotated[
-            int, Field(ge=0, le=10000, description="At most this many relations.")
-        ] = 100,
-        offset: Annotated[int, Field(ge=0, description="Skip this many entities.")] = 0,
+        limit: EntityLimit = 50,
+        relation_limit: RelationLimit = 100,
+        offset: Offset = 0,
+        observation_limit: ObservationLimit = compat.OBSERVATION_LIMIT,
     ) -> CallToolResult:
-        """Read the knowledge graph as of now: the best-connected entities first, bounded, with
-        counts of what was left out (page with offset, or use search_nodes/open_nodes)."""
+        """Read the knowledge graph as of now, one bounded page: the best-connected
+        entities first (at most 50 by default, 500 at most), the relations touching them
+        (100; 1000 at most), 20 observations per entity (100 at most), with counts of what
+        was left out and a summary. Page with offset, or use search_nodes/open_nodes."""
         return call(
             lambda: _graph(
-                compat.read_graph(mem, limit=limit, relation_limit=relation_limit, offset=offset)
+                compat.read_graph(
+                    mem,
+                    limit=limit,
+                    relation_limit=relation_limit,
+                    offset=offset,
+                    observation_limit=observation_limit,
+                )
             )
         )
 
@@ -193,9 +219,13 @@ def register(
                 "observation content",
             ),
         ],
+        limit: EntityLimit = 50,
+        offset: Offset = 0,
     ) -> CallToolResult:
-        """Search for nodes in the knowledge graph based on a query"""
-        return call(lambda: _graph(compat.search_nodes(mem, query)))
+        """Search for nodes in the knowledge graph based on a query (case-insensitive
+        substring of a name, type or observation). Bounded like read_graph: at most `limit`
+        entities (50; 500 at most), best connected first, with counts of what was left out."""
+        return call(lambda: _graph(compat.search_nodes(mem, query, limit=limit, offset=offset)))
 
     @server.tool(annotations=read)
     def open_nodes(

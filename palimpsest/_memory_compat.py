@@ -29,7 +29,9 @@ MCP tools rely on it):
 
 As in the official server, relations and observations need their entities in
 the graph (`import_memory_json` creates missing relation ends). Reads are as of
-now; `read_graph` and `search_nodes` are bounded and count what they leave out.
+now; `read_graph` and `search_nodes` are bounded (entities, relations, observations
+per entity), count what they leave out, and read only their page: the store picks
+and cuts it (`graph._transfer.GraphPages`), never a whole snapshot.
 Differences a switcher may notice: names match case-insensitively (the engine's
 entity keys fold case and spaces), relation types come back as predicate names,
 observations are single lines of at most 512 characters (listed in recording
@@ -58,6 +60,11 @@ ENTITY_TYPE = "entity_type"
 DEFAULT_TYPE = "thing"
 COMPAT_PREDICATES = frozenset({OBSERVATION, ENTITY_TYPE})
 _REASON = "memory-compat: {}"
+# read_graph/search_nodes bounds: a page must fit an agent's context
+MAX_ENTITIES = 500
+MAX_RELATIONS = 1000
+MAX_OBSERVATIONS = 100
+OBSERVATION_LIMIT = 20
 _MAX_ROUNDS = 32  # a retraction restores what it covered; repeat until nothing is left
 
 
@@ -131,40 +138,6 @@ def build_graph(facts: Iterable[Fact], kinds: Mapping[str, str]) -> dict[str, An
                 seen.add(triple)
                 relations.append({"from": triple[0], "to": triple[1], "relationType": triple[2]})
     return {"entities": list(nodes.values()), "relations": relations}
-
-
-def bound_graph(
-    graph: Mapping[str, Any], *, limit: int, relation_limit: int, offset: int = 0
-) -> dict[str, Any]:
-    """A page of a graph: the best-connected entities first, with counts of what is left out."""
-    if limit < 1 or relation_limit < 0 or offset < 0:
-        raise ValidationError("limit: a positive integer; offset: zero or more", field="limit")
-    entities: list[dict[str, Any]] = list(graph["entities"])
-    relations: list[dict[str, str]] = list(graph["relations"])
-    degree: dict[str, int] = {}
-    for r in relations:
-        for end in (r["from"], r["to"]):
-            degree[end] = degree.get(end, 0) + 1
-    entities.sort(key=lambda e: (-degree.get(e["name"], 0), _key(e["name"])))
-    page = entities[offset : offset + limit]
-    shown = {e["name"] for e in page}
-    # relations inside the page first, then those leaving it
-    touching = [r for r in relations if r["from"] in shown or r["to"] in shown]
-    touching.sort(key=lambda r: not (r["from"] in shown and r["to"] in shown))
-    rels = touching[:relation_limit]
-    left_e, left_r = len(entities) - len(page), len(relations) - len(rels)
-    summary = (
-        f"{len(page)} of {len(entities)} entities (from {offset}), "
-        f"{len(rels)} of {len(relations)} relations"
-    )
-    if left_e or left_r:
-        summary += "; narrow with search_nodes or open_nodes, or page with offset"
-    return {
-        "entities": page,
-        "relations": rels,
-        "omitted": {"entities": left_e, "relations": left_r},
-        "summary": summary,
-    }
 
 
 # --- operations on a Memory -----------------------------------------------------------------
@@ -427,11 +400,12 @@ def read_graph(
     limit: int = 50,
     relation_limit: int = 100,
     offset: int = 0,
+    observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
 ) -> dict[str, Any]:
-    """The graph as of now, bounded: a page of entities, the relations touching them, counts."""
-    graph = build_graph(_believed(mem, namespace), _kinds(mem, namespace))
-    return bound_graph(graph, limit=limit, relation_limit=relation_limit, offset=offset)
+    """The graph as of now, bounded: a page of entities (best connected first), the
+    relations touching them, and counts of what was left out. Only the page is read."""
+    return _page(mem, "", limit, relation_limit, offset, observation_limit, namespace)
 
 
 def search_nodes(
@@ -440,24 +414,85 @@ def search_nodes(
     *,
     limit: int = 50,
     relation_limit: int = 100,
+    offset: int = 0,
+    observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
 ) -> dict[str, Any]:
     """Entities whose name, type or an observation contains `query` (case-insensitive),
     and the relations touching them; bounded like `read_graph`."""
-    needle = _text(query, "query").casefold()
-    graph = build_graph(_believed(mem, namespace), _kinds(mem, namespace))
-    hits = [
-        e
-        for e in graph["entities"]
-        if needle in e["name"].casefold()
-        or needle in e["entityType"].casefold()
-        or any(needle in o.casefold() for o in e["observations"])
-    ]
-    shown = {e["name"] for e in hits}
-    rels = [r for r in graph["relations"] if r["from"] in shown or r["to"] in shown]
-    return bound_graph(
-        {"entities": hits, "relations": rels}, limit=limit, relation_limit=relation_limit
+    needle = _text(query, "query").lower()  # empty: everything, as the official server
+    return _page(mem, needle, limit, relation_limit, offset, observation_limit, namespace)
+
+
+def _page(
+    mem: Memory,
+    needle: str,
+    limit: int,
+    relation_limit: int,
+    offset: int,
+    observation_limit: int,
+    namespace: str | None,
+) -> dict[str, Any]:
+    """A page of the believed graph, chosen and cut by the store (see `GraphPages`)."""
+    from .graph._transfer import GraphPages
+
+    bounds = (
+        ("limit", limit, 1, MAX_ENTITIES),
+        ("relation_limit", relation_limit, 0, MAX_RELATIONS),
+        ("offset", offset, 0, None),
+        ("observation_limit", observation_limit, 0, MAX_OBSERVATIONS),
     )
+    for field, value, low, high in bounds:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValidationError(f"{field}: an integer >= {low}", field=field)
+        if high is not None and value > high:
+            raise ValidationError(f"{field}: at most {high}", field=field)
+    kinds = _kinds(mem, namespace)
+    values = [p for p, k in kinds.items() if k == "value" and p not in COMPAT_PREDICATES]
+    pages = GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
+    rows, total, ends = pages.entities(
+        needle=needle,
+        type_predicate=ENTITY_TYPE,
+        value_predicates=values,
+        kinds=(DEFAULT_TYPE, "value"),
+        offset=offset,
+        limit=limit,
+    )
+    ids = [r["id"] for r in rows]
+    types = pages.own_first(ids, ENTITY_TYPE) if ids else {}
+    counts = pages.own_counts(ids, OBSERVATION) if ids else {}
+    entities = [
+        {
+            "name": r["name"],
+            "entityType": types.get(r["id"], r["kind"]),
+            "observations": pages.own(r["id"], OBSERVATION, observation_limit)
+            if counts.get(r["id"]) and observation_limit
+            else [],
+        }
+        for r in rows
+    ]
+    found, touching = pages.relations(ids, relation_limit) if ids else ([], 0)
+    relations = [{"from": r["src"], "to": r["dst"], "relationType": r["type"]} for r in found]
+    # the whole graph's relations for read_graph; for a search, those touching the page
+    of = touching if needle else ends // 2
+    hidden = sum(counts.values()) - sum(len(e["observations"]) for e in entities)
+    summary = (
+        f"{len(entities)} of {total} entities (from {offset}), {len(relations)} of {of} relations"
+    )
+    if hidden:
+        summary += f", {hidden} observations left out (open_nodes shows them all)"
+    if total - len(entities) or of - len(relations):
+        summary += "; narrow with search_nodes or open_nodes, or page with offset"
+    return {
+        "entities": entities,
+        "relations": relations,
+        "omitted": {
+            "entities": total - len(entities),
+            "relations": of - len(relations),
+            "observations": hidden,
+        },
+        "summary": summary,
+    }
 
 
 def open_nodes(

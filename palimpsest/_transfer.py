@@ -4,9 +4,12 @@
     >>> with Memory.open("elsewhere") as other:
     ...     other.restore(open("memory.jsonl"))         # same ids, same times, same answers
 
-The export holds the assertion log (the truth), not the versions: `restore`
-writes the rows back exactly and rebuilds every slot's versions from its log
-with the same materialisation `erase` uses, so every as-of answer comes back.
+The export holds the assertion log (the truth) and the materialised versions
+with their transaction times: the log alone cannot say which cardinality a
+predicate had when (`define_predicate` re-reads a slot from then on), so
+`restore` writes every row back exactly, versions included, and every as-of
+answer comes back. A format-1 export (no versions) is rebuilt from its log with
+the final cardinalities, the materialisation `erase` uses.
 Recall rows (search text, vectors) are derived too: the engine's recall
 backfill writes them after the restore, with this memory's embedder.
 """
@@ -26,6 +29,7 @@ from .errors import Conflict, ValidationError
 from .graph import SCHEMA_VERSION
 from .graph._transfer import TransferStore
 from .transfer import (
+    KINDS,
     ExportData,
     aux_record,
     dumps,
@@ -41,61 +45,89 @@ Progress = Callable[[int, int], None]  # (done, total)
 
 
 class _Transfer(_Episodes):
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold anything: episodes, entities, facts, tombstones or
+        predicate definitions (sorted; a namespace only ever read holds nothing).
+
+        >>> mem.assert_fact("team", "uses", "Kuzu", namespace="work")
+        >>> mem.namespaces()
+        ['work']
+        """
+        self._check_open()
+        return TransferStore(self._store).namespaces()
+
     # --- export ----------------------------------------------------------------------------
     def export_lines(self, *, namespace: str | None = None) -> Iterator[str]:
         """The namespace as export records, one JSON document per line (no newlines).
 
         The rows are read when this is called, under the write lock, so the
-        export is one consistent state even while other threads write.
+        export is one consistent state even while other threads write. The lines
+        are held in memory: `export` streams to a file instead.
         """
-        return iter(self._export(self._ns(namespace))[0])
+        lines: list[str] = []
+        self._export(self._ns(namespace), lines.append)
+        return iter(lines)
 
-    def _export(self, ns: str) -> tuple[list[str], dict[str, int]]:
+    def _export(self, ns: str, emit: Callable[[str], object]) -> dict[str, int]:
+        """Emit the export line by line, the rows streamed from the store; the counts.
+
+        The write lock is held throughout, so the lines are one consistent state.
+        """
         ts = TransferStore(self._store)
+        flush = getattr(self, "_flush_uses", None)  # recall's uses, batched in memory
         with self._lock:
-            rows = {
-                "predicate": ts.predicates(ns),
-                "entity": ts.entities(ns),
-                "entity_key": ts.entity_keys(ns),
-                "episode": ts.episodes(ns),
-                "slot": ts.slots(ns),
-                "assertion": ts.assertions(ns),
-                "tombstone": ts.tombstones(ns),
-            }
-            embedder = self._rs.embedder_identity()
+            if flush is not None:
+                flush()
+            kinds = [k for k in KINDS if k != "aux"]
             tables = ts.aux_columns()
-            aux = [aux_record(t, r, cols) for t, cols in tables.items() for r in ts.aux_rows(t, ns)]
-        counts = {k: len(v) for k, v in rows.items()} | {"aux": len(aux)}
-        head = header(
-            namespace=ns,
-            schema_version=SCHEMA_VERSION,
-            exported_at=self.now(),
-            embedder=embedder,
-            counts=counts,
-            tables=tables,
-        )
-        records = [record(kind, r) for kind, rs in rows.items() for r in rs] + aux
-        return [dumps(head), *(dumps(r) for r in records), dumps(trailer(counts))], counts
+            counts = {k: ts.count(k, ns) for k in kinds if k != "predicate"}
+            counts["predicate"] = len(ts.predicates(ns))
+            counts = {k: counts[k] for k in kinds}
+            counts["aux"] = sum(ts.count(t, ns) for t in tables)
+            head = header(
+                namespace=ns,
+                schema_version=SCHEMA_VERSION,
+                exported_at=self.now(),
+                embedder=self._rs.embedder_identity(),
+                counts=counts,
+                tables=tables,
+            )
+            emit(dumps(head))
+            written = dict.fromkeys(counts, 0)
+            for kind in kinds:
+                for row in ts.stream(kind, ns):
+                    emit(dumps(record(kind, row)))
+                    written[kind] += 1
+            for table, cols in tables.items():
+                for row in ts.stream(table, ns):
+                    emit(dumps(aux_record(table, row, cols)))
+                    written["aux"] += 1
+            emit(dumps(trailer(written)))
+        return written
 
     def export(
         self, target: str | Path | IO[str], *, namespace: str | None = None
     ) -> dict[str, int]:
-        """Write the namespace to `target` (a path, written atomically, or a text file).
+        """Write the namespace to `target` (a path, written atomically, or a text file),
+        line by line as the rows are read.
 
         >>> mem.export("memory.jsonl")
         {'predicate': 1, 'entity': 3, 'entity_key': 3, 'episode': 2, ...}
         """
-        lines, counts = self._export(self._ns(namespace))
-        if isinstance(target, str | Path):
-            path = Path(target)
-            tmp = path.with_name(f".{path.name}.partial")
+        ns = self._ns(namespace)
+        if not isinstance(target, str | Path):
+            return self._export(ns, lambda line: target.write(line + "\n"))
+        path = Path(target)
+        tmp = path.with_name(f".{path.name}.partial")
+        try:
             with tmp.open("w", encoding="utf-8") as fh:
-                fh.writelines(line + "\n" for line in lines)
+                counts = self._export(ns, lambda line: fh.write(line + "\n"))
                 fh.flush()
                 os.fsync(fh.fileno())
-            tmp.replace(path)
-        else:
-            target.writelines(line + "\n" for line in lines)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        tmp.replace(path)
         return counts
 
     # --- restore ----------------------------------------------------------------------------
@@ -109,6 +141,7 @@ class _Transfer(_Episodes):
         memory (e.g. restoring one export into two namespaces of one directory).
         """
         data = parse_export(lines)
+        counts = {k: len(v) for k, v in data.rows.items()}  # the plan consumes the rows
         origin = names.check_namespace(data.header.get("namespace"))
         ns = self._ns(origin if namespace is None else namespace)
         with self._lock:
@@ -132,7 +165,7 @@ class _Transfer(_Episodes):
             self._recall_ix().pop(ns, None)
         # search rows and vectors, as recall would write them on first use
         self._recall_backfill(ns)
-        return {k: len(v) for k, v in data.rows.items()}
+        return counts
 
     def _check_empty(self, ns: str, data: ExportData) -> None:
         ts = TransferStore(self._store)
@@ -148,6 +181,7 @@ class _Transfer(_Episodes):
             "Episode": [r["id"] for r in data.rows["episode"]],
             "Assertion": [r["id"] for r in data.rows["assertion"]],
             "Tombstone": [r["id"] for r in data.rows["tombstone"]],
+            "Fact": [r["id"] for r in data.rows["version"]],
         }
         target = ts.aux_columns()
         for r in data.rows["aux"]:
@@ -174,18 +208,21 @@ class _Transfer(_Episodes):
         """Every row to write, versions included, computed before the transaction."""
         rows = data.rows
 
-        def strip(r: Mapping[str, Any]) -> dict[str, Any]:
-            return {k: v for k, v in r.items() if k != "_line"}
+        def strip(r: dict[str, Any], **more: Any) -> dict[str, Any]:
+            # in place: a copy per row would double a large restore's memory
+            r.pop("_line", None)
+            r.update(more)
+            return r
 
         preds = {p.name: p.model_dump() for p in default_predicates()}
         stored_preds = [strip(p) for p in rows["predicate"]]
         preds.update({p["name"]: p for p in stored_preds})
-        entities = [{**strip(e), "namespace": ns} for e in rows["entity"]]
+        entities = [strip(e, namespace=ns) for e in rows["entity"]]
         keys = {r["key"]: r["entity_id"] for r in rows["entity_key"]}
         for e in entities:
             keys.setdefault(e["key"], e["id"])
         self._names.update({e["id"]: e["name"] for e in entities})
-        episodes = [{**strip(e), "namespace": ns} for e in rows["episode"]]
+        episodes = [strip(e, namespace=ns) for e in rows["episode"]]
         slots = {
             _slot_id(ns, s["subject_id"], s["predicate"]): {
                 "id": _slot_id(ns, s["subject_id"], s["predicate"]),
@@ -198,9 +235,9 @@ class _Transfer(_Episodes):
         }
         assertions = []
         for a in rows["assertion"]:
-            row = strip(a)
-            sid = _slot_id(ns, row.pop("subject_id"), row.pop("predicate"))
-            assertions.append({**row, "namespace": ns, "slot_id": sid})
+            row = strip(a, namespace=ns)
+            row["slot_id"] = _slot_id(ns, row.pop("subject_id"), row.pop("predicate"))
+            assertions.append(row)
         logs: dict[str, list[dict[str, Any]]] = {s: [] for s in slots}
         for a in assertions:
             logs[a["slot_id"]].append(a)
@@ -209,10 +246,15 @@ class _Transfer(_Episodes):
             auto = {"name": p, "cardinality": "many", "aliases": [], "inverse": None}
             preds[p] = {**auto, "object_kind": "entity", "origin": "auto"}
             stored_preds.append(preds[p])
+        given = self._given_versions(data, assertions) if data.header["version"] >= 2 else None
+        rows["version"].clear()  # now rows of their own (or rebuilt, for format 1)
         states, versions = [], []
         for sid, meta in slots.items():
             log = logs[sid]
-            vs = self._versions_from_log(log, preds[meta["predicate"]]["cardinality"])
+            if given is None:  # format 1: no versions, the log replayed with today's cardinality
+                vs = self._versions_from_log(log, preds[meta["predicate"]]["cardinality"])
+            else:
+                vs = given.get(sid, [])
             versions += vs
             states.append(_packed(_SlotState(meta, log, vs, new=True)))
         tombs = []
@@ -240,6 +282,8 @@ class _Transfer(_Episodes):
         times = [e["created_at"] for e in entities]
         times += [e["recorded_at"] for e in episodes] + [t["erased_at"] for t in tombs]
         times += [a["recorded_at"] for a in assertions] + [a["retracted_at"] for a in assertions]
+        times += [v["expired_at"] for v in versions]
+        times += [c["changed_at"] for c in aux.get("PredicateChange", [])]
         return {
             "predicates": stored_preds,
             "entities": entities,
@@ -252,6 +296,21 @@ class _Transfer(_Episodes):
             "aux": aux,
             "times": times,
         }
+
+    def _given_versions(
+        self, data: ExportData, assertions: list[dict[str, Any]]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The export's versions as stored rows, by slot: times from the file, the rest
+        (slot, object, names, content) from their assertion, as a write derives them."""
+        by_id = {a["id"]: a for a in assertions}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for v in data.rows["version"]:
+            a = by_id[v["assertion_id"]]
+            row = self._version_row(
+                a, v["valid_from"], v["valid_to"], v["recorded_at"], v["expired_at"]
+            )
+            out.setdefault(a["slot_id"], []).append({**row, "id": v["id"]})
+        return out
 
     def _write_restore(self, ns: str, plan: Mapping[str, Any]) -> None:
         ts = TransferStore(self._store)

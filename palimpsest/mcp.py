@@ -309,7 +309,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
         min_score: Annotated[
-            float | None, Field(description="Relevance floor 0..1 (default 0.25).")
+            float | None, Field(description="Relevance floor 0..1 (default 0.26).")
         ] = None,
     ) -> CallToolResult:
         """The k memories (episodes, facts) most relevant to the query, with provenance; an

@@ -267,7 +267,8 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
         assert graph["entities"] == [
             {"name": "Mira", "entityType": "person", "observations": ["plays the cello"]}
         ]
-        assert graph["relations"] == [] and graph["omitted"] == {"entities": 0, "relations": 0}
+        assert graph["relations"] == []
+        assert graph["omitted"] == {"entities": 0, "relations": 0, "observations": 0}
         # a delete is a retraction: history still has the relation
         history = await _call(session, "history", subject="Mira", predicate="lives_in")
         assert [f["status"] for f in history["facts"]] == ["retracted"]
@@ -280,6 +281,13 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
         page = await _call(session, "read_graph", limit=2)
         assert len(page["entities"]) == 2 and page["omitted"]["entities"] == 3
         assert "2 of 5 entities" in page["summary"]
+
+        # the bound is stated and enforced
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert "500 at most" in (listed["read_graph"].description or "")
+        assert listed["read_graph"].input_schema["properties"]["limit"]["maximum"] == 500
+        flood = await session.call_tool("read_graph", {"limit": 100_000})
+        assert flood.is_error
 
         missing = await session.call_tool(
             "add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]}
@@ -301,20 +309,82 @@ def test_relation_predicate_names() -> None:
         compat.relation_predicate_name("  ")
 
 
-def test_bound_graph_counts_what_it_leaves_out() -> None:
-    graph = {
-        "entities": [{"name": n, "entityType": "t", "observations": []} for n in "abcd"],
-        "relations": [
-            {"from": "a", "to": "b", "relationType": "r"},
-            {"from": "a", "to": "c", "relationType": "r"},
-            {"from": "c", "to": "d", "relationType": "r"},
-        ],
-    }
-    page = compat.bound_graph(graph, limit=1, relation_limit=1)
+def _abcd(mem: Memory) -> None:
+    compat.create_entities(
+        mem, [{"name": n, "entityType": "t", "observations": []} for n in "abcd"]
+    )
+    rels = [("a", "b"), ("a", "c"), ("c", "d")]
+    compat.create_relations(mem, [{"from": x, "to": y, "relationType": "r"} for x, y in rels])
+
+
+def test_read_graph_pages_and_counts_what_it_leaves_out(mem: Memory, clock: Clock) -> None:
+    _abcd(mem)
+    clock.tick()
+    page = compat.read_graph(mem, limit=1, relation_limit=1)
     assert [e["name"] for e in page["entities"]] == ["a"]  # best connected first
-    assert page["omitted"] == {"entities": 3, "relations": 2}
-    rest = compat.bound_graph(graph, limit=10, relation_limit=10, offset=1)
+    assert page["omitted"] == {"entities": 3, "relations": 2, "observations": 0}
+    assert "1 of 4 entities" in page["summary"] and "1 of 3 relations" in page["summary"]
+    rest = compat.read_graph(mem, limit=10, relation_limit=10, offset=1)
     assert [e["name"] for e in rest["entities"]] == ["c", "b", "d"]
+    # relations inside the page come before those leaving it
+    inner = compat.read_graph(mem, limit=2, relation_limit=1)
+    assert inner["relations"] == [{"from": "a", "to": "c", "relationType": "r"}]
+    # observations are bounded per entity too; open_nodes shows them all
+    many = [f"note {i:02}" for i in range(compat.OBSERVATION_LIMIT + 5)]
+    compat.add_observations(mem, [{"entityName": "d", "contents": many}])
+    clock.tick()
+    d = compat.search_nodes(mem, "note 1")
+    assert [e["name"] for e in d["entities"]] == ["d"]
+    assert d["entities"][0]["observations"] == many[: compat.OBSERVATION_LIMIT]
+    assert d["omitted"]["observations"] == 5 and "5 observations left out" in d["summary"]
+    assert len(compat.open_nodes(mem, ["d"])["entities"][0]["observations"]) == len(many)
+    for bad in ({"limit": compat.MAX_ENTITIES + 1}, {"limit": 0}, {"offset": -1}):
+        with pytest.raises(ValidationError):
+            compat.read_graph(mem, **bad)
+    with pytest.raises(ValidationError, match="relation_limit: at most"):
+        compat.search_nodes(mem, "a", relation_limit=compat.MAX_RELATIONS + 1)
+
+
+def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) -> None:
+    """read_graph/search_nodes choose their page in the store; unbounded, they must say
+    what the reference mapping (`build_graph` over a snapshot) says."""
+    _abcd(mem)
+    compat.create_entities(
+        mem, [{"name": "Ada", "entityType": "person", "observations": ["likes tea", "Rows"]}]
+    )
+    clock.tick()
+    compat.create_relations(mem, [{"from": "Ada", "to": "a", "relationType": "works at"}])
+    mem.assert_fact("Ada", "age", "36")  # a value object: type "value"
+    mem.assert_fact("b", "knows", "Zed")  # an end with no type: "thing"
+    mem.assert_fact("Ada", "likes", "jazz", author_kind="agent")  # quarantined: not shown
+    clock.tick()
+    compat.delete_relations(mem, [{"from": "a", "to": "b", "relationType": "r"}])
+    clock.tick()
+    snapshot = compat.build_graph(
+        mem.snapshot().facts, {p.name: p.object_kind for p in mem.predicates()}
+    )
+
+    def norm(graph: dict[str, Any]) -> tuple[Any, ...]:
+        ents = sorted(
+            (e["name"], e["entityType"], sorted(e["observations"])) for e in graph["entities"]
+        )
+        rels = sorted((r["from"], r["to"], r["relationType"]) for r in graph["relations"])
+        return ents, rels
+
+    whole = compat.read_graph(mem, limit=500, relation_limit=1000)
+    assert norm(whole) == norm(snapshot) and whole["omitted"]["entities"] == 0
+    for needle in ("ROW", "thing", "value", "a", "tea", "zed", "nothing at all"):
+        found = compat.search_nodes(mem, needle, limit=500, relation_limit=1000)
+        want = [
+            e
+            for e in snapshot["entities"]
+            if needle.lower() in e["name"].lower()
+            or needle.lower() in e["entityType"].lower()
+            or any(needle.lower() in o.lower() for o in e["observations"])
+        ]
+        names = {e["name"] for e in want}
+        rels = [r for r in snapshot["relations"] if r["from"] in names or r["to"] in names]
+        assert norm(found) == norm({"entities": want, "relations": rels}), needle
 
 
 def test_vocabulary_relations_keep_their_cardinality(mem: Memory, clock: Clock) -> None:

@@ -259,32 +259,193 @@ def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock:
         assert hits and hits[0].episode_id == eps[0].id
 
 
-def test_cardinality_change_restores_the_present(tmp_path: Path, clock: Clock) -> None:
-    """The log does not say which cardinality was in force when: a restore replays it
-    with today's. What is believed since the change comes back (objects and windows);
-    the versions' own transaction times, and views known before the change, read as if
-    the predicate had always been one-valued (a known limit of a log-only export)."""
+def _redefined(mem: Memory, clock: Clock) -> list[datetime]:
+    """Writes on either side of cardinality (and alias) changes, with end, retract and
+    erase in between; returns each write's transaction time."""
+    ks: list[datetime] = []
 
-    def seen(m: Memory, v: datetime, k: datetime) -> list[tuple[str, Any, Any]]:
-        return [
-            (f.object, f.valid_from, f.valid_to)
-            for f in m.facts("user", "plays", valid_at=v, known_at=k)
+    def tick() -> datetime:
+        ks.append(clock.tick(minutes=1))
+        return ks[-1]
+
+    tick()
+    mem.define_predicate("plays", cardinality="many")
+    mem.define_predicate("rides", cardinality="one")
+    tick()
+    piano = mem.assert_fact("user", "plays", "piano", valid_from="2020-01-01T00:00:00Z")
+    mem.assert_fact("user", "rides", "bike", valid_from="2020-01-01T00:00:00Z")
+    tick()
+    mem.assert_fact("user", "plays", "chess", valid_from="2021-01-01T00:00:00Z")
+    mem.assert_fact("user", "rides", "horse", valid_from="2021-01-01T00:00:00Z")
+    tick()
+    go = mem.assert_fact(
+        "user", "plays", "go", valid_from="2019-01-01T00:00:00Z", valid_to="2022-01-01T00:00:00Z"
+    )
+    mem.end_fact("user", "rides", "horse", at="2023-01-01T00:00:00Z")
+    tick()
+    mem.end_fact("user", "plays", "chess", at="2023-01-01T00:00:00Z")
+    tick()
+    mem.retract(go.id)
+    poker = mem.assert_fact("user", "plays", "poker", valid_from="2022-01-01T00:00:00Z")
+    tick()
+    mem.erase(poker.id)
+    tick()
+    before = tick()  # many -> one, and one -> many: both re-read their slots from here
+    mem.define_predicate("plays", cardinality="one", aliases=["performs"])
+    mem.define_predicate("rides", cardinality="many")
+    tick()
+    mem.assert_fact("user", "performs", "violin", valid_from="2024-01-01T00:00:00Z")
+    mem.assert_fact("user", "rides", "camel", valid_from="2024-01-01T00:00:00Z")
+    tick()
+    mem.end_fact("user", "plays", at="2025-01-01T00:00:00Z")
+    tick()
+    mem.retract(piano.id)
+    tick()
+    mem.define_predicate("plays", cardinality="many")  # and back
+    mem.define_predicate("rides", cardinality="one", aliases=["travels by"])
+    tick()
+    mem.assert_fact("user", "plays", "drums", valid_from="2024-06-01T00:00:00Z")
+    mem.assert_fact("user", "travels by", "boat", valid_from="2025-06-01T00:00:00Z")
+
+    # the engine itself: views known before a change keep the old cardinality
+    def seen(p: str, v: str, k: datetime) -> list[str]:
+        return sorted(f.object for f in mem.facts("user", p, valid_at=utc(v), known_at=k))
+
+    assert seen("plays", "2021-06-01T00:00:00", before - timedelta(seconds=1)) == [
+        "chess",
+        "piano",
+    ]
+    assert seen("plays", "2021-06-01T00:00:00", before) == ["chess"]
+    assert seen("plays", "2025-06-01T00:00:00", ks[-2]) == []  # ended while one-valued
+    assert seen("plays", "2024-07-01T00:00:00", clock.now) == ["drums", "violin"]
+    assert seen("rides", "2022-06-01T00:00:00", before - timedelta(seconds=1)) == ["horse"]
+    assert seen("rides", "2022-06-01T00:00:00", before) == ["bike", "horse"]
+    assert seen("rides", "2025-07-01T00:00:00", clock.now) == ["boat"]
+    return ks
+
+
+def test_round_trip_is_exact_across_predicate_redefinitions(tmp_path: Path, clock: Clock) -> None:
+    with _open(tmp_path / "a", clock) as mem:
+        ks = _redefined(mem, clock)
+        mem.export(tmp_path / "x.jsonl")
+        lines = (tmp_path / "x.jsonl").read_text().splitlines()
+        views = _views(mem, "default", ks)
+        history = [f.model_dump(mode="json") for f in mem.history("user")]
+    clock.tick(hours=1)
+    with _open(tmp_path / "b", clock) as other:
+        other.restore(lines)
+        after = _views(other, "default", ks)
+        assert after.keys() == views.keys()
+        for key in views:
+            assert after[key] == views[key], key
+        # the very same versions, ids included
+        assert [f.model_dump(mode="json") for f in other.history("user")] == history
+        assert _body(list(other.export_lines())) == _body(lines)
+        # and it carries on as the original would: a write re-reads nothing else
+        clock.tick()
+        other.assert_fact("user", "plays", "harp", valid_from="2026-01-01T00:00:00Z")
+        assert [f.object for f in other.facts("user", "plays", valid_at=VALID[-1])] == [
+            "drums",
+            "harp",
         ]
+
+
+def test_format_1_exports_still_import(tmp_path: Path, clock: Clock) -> None:
+    """A file without version records: versions are rebuilt from the log with today's
+    cardinalities, so what is believed now comes back (views known before a change
+    read as if the predicate had always had today's cardinality)."""
+    with _open(tmp_path / "a", clock) as mem:
+        ks = _redefined(mem, clock)
+        now = [
+            (p, v, [f.object for f in mem.facts("user", p, valid_at=v)])
+            for p in ("plays", "rides")
+            for v in VALID
+        ]
+        lines = list(mem.export_lines())
+    recs = [json.loads(x) for x in lines]
+    old = [r for r in recs if r["record"] != "version"]
+    old[0]["version"] = 1
+    old[0]["counts"].pop("version")
+    old[-1]["counts"].pop("version")
+    with _open(tmp_path / "b", clock) as other:
+        other.restore([json.dumps(r) for r in old])
+        assert [
+            (p, v, [f.object for f in other.facts("user", p, valid_at=v)])
+            for p in ("plays", "rides")
+            for v in VALID
+        ] == now
+        assert other.stats().versions > 0
+        assert len(other.history("user", "plays")) >= len(ks) // 4
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("assertion_id", "as_nowhere", "no exported assert"),
+        ("expired_at", "2000-01-01T00:00:00Z", "expired_at is before recorded_at"),
+        ("recorded_at", "2000-01-01T00:00:00Z", "recorded before its assertion"),
+        ("valid_to", "1900-01-01T00:00:00Z", "valid_to is not after valid_from"),
+    ],
+)
+def test_bad_versions_are_refused(
+    tmp_path: Path, clock: Clock, field: str, value: str, message: str
+) -> None:
+    recs = [json.loads(x) for x in _export_text(tmp_path, clock)]
+    (i,) = [n for n, r in enumerate(recs) if r["record"] == "version"]
+    recs[i][field] = value
+    with _open(tmp_path / "dst", clock) as mem:
+        with pytest.raises(ValidationError, match=f"line {i + 1}: .*{message}"):
+            mem.restore([json.dumps(r) for r in recs])
+        assert mem.stats().versions == 0
+
+
+def test_export_streams_and_a_failed_export_leaves_nothing(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.graph._transfer import TransferStore
 
     with _open(tmp_path / "a", clock) as mem:
         clock.tick()
-        mem.assert_fact("user", "plays", "piano", valid_from="2020-01-01T00:00:00Z")
+        mem.assert_fact("user", "likes", "tea", valid_from="2024-01-01T00:00:00Z")
+        buf = io.StringIO()
+        counts = mem.export(buf)
+        assert counts["assertion"] == counts["version"] == 1
+        assert _body(buf.getvalue().splitlines()) == _body(list(mem.export_lines()))
+
+        real = TransferStore.stream
+
+        def failing(self: TransferStore, kind: str, ns: str) -> Any:
+            if kind == "version":
+                raise OSError("disk full")
+            return real(self, kind, ns)
+
+        monkeypatch.setattr(TransferStore, "stream", failing)
+        with pytest.raises(OSError, match="disk full"):
+            mem.export(tmp_path / "x.jsonl")
+        assert list(tmp_path.glob("*x.jsonl*")) == []  # no file, no partial file
+        mem.assert_fact("user", "likes", "jazz")  # and the lock was let go
+
+
+def test_namespaces_lists_those_holding_anything(tmp_path: Path, clock: Clock) -> None:
+    from palimpsest.errors import ClosedError
+
+    with _open(tmp_path / "a", clock) as mem:
+        assert mem.namespaces() == []
+        mem.facts("user", "likes", namespace="peek")  # reading holds nothing
         clock.tick()
-        mem.assert_fact("user", "plays", "chess", valid_from="2021-01-01T00:00:00Z")
+        f = mem.assert_fact("team", "uses", "Kuzu", namespace="work")
+        mem.define_predicate("mentors", cardinality="one", namespace="vocab")
+        mem.remember("Hello there.", session="s")
+        assert mem.namespaces() == ["default", "vocab", "work"]
         clock.tick()
-        mem.define_predicate("plays", cardinality="one")
-        grid = [(v, k) for v in VALID for k in (clock.now, clock.now + timedelta(days=1))]
-        before = [seen(mem, v, k) for v, k in grid]
-        lines = list(mem.export_lines())
+        mem.erase(f.id, namespace="work")  # its tombstone stays
+        assert "work" in mem.namespaces()
+        lines = list(mem.export_lines(namespace="work"))
     with _open(tmp_path / "b", clock) as other:
-        other.restore(lines)
-        assert [seen(other, v, k) for v, k in grid] == before
-        assert any(before)
+        other.restore(lines, namespace="copy")
+        assert other.namespaces() == ["copy"]
+    with pytest.raises(ClosedError):
+        other.namespaces()
 
 
 def _export_text(tmp_path: Path, clock: Clock) -> list[str]:

@@ -154,6 +154,5 @@ class Consolidator:
 
 def _namespaces(mem: Memory) -> list[str]:
     """Every namespace holding data, and the default one."""
-    # The facade has no public listing yet; the store's is a read of two DISTINCTs.
-    found = set(mem._store.namespaces())
+    found = set(mem.namespaces())
     return sorted(found | {mem.namespace})

@@ -71,6 +71,17 @@ FIELDS: dict[str, dict[str, str]] = {
         "retract_reason": "s?",
         "origin": "s?",
     },
+    # a materialised version, restored verbatim (format 2 on): the log alone cannot say
+    # which cardinality was in force when, so replaying it would rewrite past views.
+    # Its slot, object and content are its assertion's, so only the times travel.
+    "version": {
+        "id": "s",
+        "assertion_id": "s",
+        "valid_from": "t?",
+        "valid_to": "t?",
+        "recorded_at": "t",
+        "expired_at": "t?",
+    },
     "tombstone": {
         "id": "s",
         "kind": "s",

@@ -5,10 +5,11 @@
 
 An export is JSON Lines: a header record, then one record per stored row
 (`predicate`, `entity`, `entity_key`, `episode`, `slot`, `assertion`,
-`tombstone`, and `aux` for consolidation's tables, typed by the header's
+`version`, `tombstone`, and `aux` for consolidation's tables, typed by the header's
 `tables`), then an `end` record with the counts, so a truncated file is
 refused rather than half-restored. Rows carry no namespace: the importer
-decides where they go.
+decides where they go. Format 1 (no `version` records) still imports: its
+versions are rebuilt from the log.
 """
 
 from __future__ import annotations
@@ -18,8 +19,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 FORMAT = "palimpsest-export"
-VERSION = 1
-KINDS = ("predicate", "entity", "entity_key", "episode", "slot", "assertion", "tombstone", "aux")
+VERSION = 2  # 2: `version` records (materialised versions); 1 still imports
+KINDS = (
+    "predicate",
+    "entity",
+    "entity_key",
+    "episode",
+    "slot",
+    "assertion",
+    "version",
+    "tombstone",
+    "aux",
+)
 # Kùzu column types an `aux` record (a consolidation table row) may carry
 AUX_TYPES = ("STRING", "TIMESTAMP", "DOUBLE", "INT64", "BOOL", "STRING[]")
 FORMATS = ("facts", "export", "transcript", "locomo", "mcp-memory")
