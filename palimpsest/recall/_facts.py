@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _names as names
 from .._consolidate_reads import contested_versions
 from .._core import _Core, _fact_model
 from ..errors import ValidationError
@@ -76,17 +77,25 @@ class _FactRecall(_Core):
             user = self._entity(ns, "user", field="query")
             if user is not None:
                 found[user.id] = ""
+        keyed: dict[str, str] = {}  # name key -> the first n-gram with it
         for size in (3, 2, 1):
             for i in range(len(tokens) - size + 1):
                 gram = tokens[i : i + size]
                 if all(g.lower() in STOPWORDS for g in gram):
                     continue
                 try:
-                    ent = self._entity(ns, " ".join(gram), field="query")
+                    key = names.entity_key(names.clean_name(" ".join(gram), field="query"))
                 except ValidationError:
                     continue
+                keyed.setdefault(key, " ".join(gram))
+        # one store round trip for the n-grams, not one each (most name nobody)
+        unknown = [key for key in keyed if (ns, key) not in self._entities]
+        stored = self._store.entity_ids_for_keys(ns, unknown) if unknown else {}
+        for key, said in keyed.items():
+            if key in stored or (ns, key) in self._entities:
+                ent = self._entity(ns, said, field="query")
                 if ent is not None and ent.id not in found:
-                    found[ent.id] = " ".join(gram)
+                    found[ent.id] = said
         return found
 
     def _fact_hits(
