@@ -10,7 +10,6 @@ versions believed so far, expires what changed and inserts what is new.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -37,6 +36,7 @@ from .models import (
     AuthorKind,
     Fact,
 )
+from .transfer._format import json_lines
 
 
 class _Writes(_Core):
@@ -412,13 +412,7 @@ class _Writes(_Core):
         """
         count = 0
         chunk: list[dict[str, Any]] = []
-        for n, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValidationError(f"line {n}: not JSON ({e.msg})", line=n) from None
+        for _, item in json_lines(lines):
             chunk.append(item)
             if len(chunk) >= batch:
                 count += len(self.assert_many(chunk, namespace=namespace))

@@ -15,8 +15,11 @@ versions are rebuilt from the log.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
+
+from ..errors import ValidationError
 
 FORMAT = "palimpsest-export"
 VERSION = 2  # 2: `version` records (materialised versions); 1 still imports
@@ -41,6 +44,23 @@ def fmt_time(t: datetime | None) -> str | None:
     if t is None:
         return None
     return t.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def json_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSON Lines file.
+
+    >>> list(json_lines(['{"a": 1}', "", "[2]"]))
+    [(1, {'a': 1}), (3, [2])]
+
+    Raises ValidationError naming the line when one is not JSON.
+    """
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            yield n, json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise ValidationError(f"line {n}: not JSON ({e.msg})", line=n) from None
 
 
 def dumps(record: dict[str, Any]) -> str:

@@ -11,7 +11,6 @@ nothing downstream validates again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from .._time import to_utc
 from ..errors import PalimpsestError, ValidationError
 from ._export import FIELDS
-from ._format import AUX_TYPES, FORMAT, KINDS, VERSION
+from ._format import AUX_TYPES, FORMAT, KINDS, VERSION, json_lines
 
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
 _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -151,13 +150,7 @@ def parse_export(lines: Iterable[str]) -> ExportData:
     data: ExportData | None = None
     end: dict[str, Any] | None = None
     n = 0
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise _fail(n, f"not JSON ({e.msg})") from None
+    for n, obj in json_lines(lines):
         if data is None:
             data = ExportData(_header(obj, n))
             data.header.setdefault("tables", {})

@@ -12,11 +12,11 @@ parser before anything is written; this module only maps the keys.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ValidationError
+from ._format import json_lines
 
 _KEYS = {
     "text",
@@ -34,13 +34,7 @@ _KEYS = {
 def parse_transcript(lines: Iterable[str]) -> list[dict[str, Any]]:
     """Items for `remember_many`, with `_line` (the source line) on each."""
     out: list[dict[str, Any]] = []
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise ValidationError(f"line {n}: not JSON ({e.msg})", line=n) from None
+    for n, obj in json_lines(lines):
         if not isinstance(obj, dict):
             raise ValidationError(f"line {n}: expected a JSON object", line=n)
         extra = set(obj) - _KEYS
