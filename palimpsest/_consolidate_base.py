@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._use import _Uses
 from ._writes import _Writes
 from .graph import ConsolidationStore
@@ -36,3 +38,24 @@ class _Base(_Writes, _Uses):
 
     def _step_hook(self, step: str) -> None:
         """Called between steps and between merges; a no-op (tests patch it to pause)."""
+
+    def _copy_of(
+        self, a: dict[str, Any], mapping: dict[str, str], *, origin: str
+    ) -> dict[str, Any]:
+        """An assertion row as an `assert_many` item, its entities renamed by `mapping`."""
+        _, subject_id, predicate = a["slot_id"].split("\x1f")
+        obj = a["object_id"]
+        return {
+            "op": a["op"],
+            "subject": self._name_of(mapping.get(subject_id, subject_id)),
+            "predicate": predicate,
+            "object": None if obj is None else self._name_of(mapping.get(obj, obj)),
+            "valid_from": a["valid_from"],
+            "valid_to": a["valid_to"],
+            "reference": None,
+            "confidence": float(a["confidence"]),
+            "author_kind": a["author_kind"],
+            "evidence": list(a["evidence"] or []),
+            "quarantined": bool(a["quarantined"]),
+            "origin": origin,
+        }

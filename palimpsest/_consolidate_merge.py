@@ -191,26 +191,6 @@ class _Merge(_Base):
                         touching[eid][f.id] = row
         return [(a["id"], f.id) for a, f in zip(ordered, written, strict=True)]
 
-    def _copy_of(
-        self, a: dict[str, Any], mapping: dict[str, str], *, origin: str
-    ) -> dict[str, Any]:
-        _, subject_id, predicate = a["slot_id"].split("\x1f")
-        obj = a["object_id"]
-        return {
-            "op": a["op"],
-            "subject": self._name_of(mapping.get(subject_id, subject_id)),
-            "predicate": predicate,
-            "object": None if obj is None else self._name_of(mapping.get(obj, obj)),
-            "valid_from": a["valid_from"],
-            "valid_to": a["valid_to"],
-            "reference": None,
-            "confidence": float(a["confidence"]),
-            "author_kind": a["author_kind"],
-            "evidence": list(a["evidence"] or []),
-            "quarantined": bool(a["quarantined"]),
-            "origin": origin,
-        }
-
     def merges(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Every merge recorded (id, winner, loser, keys, reason, merged_at, unmerged_at)."""
         ns = self._ns(namespace)

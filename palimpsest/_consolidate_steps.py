@@ -167,21 +167,8 @@ class _Steps(_Base):
         return out
 
     def _reconciled(self, a: dict[str, Any]) -> dict[str, Any]:
-        _, subject_id, predicate = a["slot_id"].split("\x1f")
-        return {
-            "op": "assert",
-            "subject": self._name_of(subject_id),
-            "predicate": predicate,
-            "object": self._name_of(a["object_id"]),
-            "valid_from": a["valid_from"],
-            "valid_to": a["valid_to"],
-            "reference": None,
-            "confidence": float(a["confidence"]),
-            "author_kind": a["author_kind"],
-            "evidence": list(a["evidence"] or []),
-            "quarantined": False,
-            "origin": "reconcile",
-        }
+        """The winning claim asserted again, by consolidation and trusted."""
+        return {**self._copy_of(a, {}, origin="reconcile"), "op": "assert", "quarantined": False}
 
     # --- 5. expire ------------------------------------------------------------------------
     def _expire_step(self, run: Run) -> None:
