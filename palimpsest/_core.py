@@ -240,8 +240,10 @@ class _Core:
         if cached is not None:
             return cached
         eid = self._store.entity_id_for_key(ns, key)
-        if eid is None:
-            return None
+        return None if eid is None else self._entity_loaded(ns, key, eid)
+
+    def _entity_loaded(self, ns: str, key: str, eid: str) -> Entity | None:
+        """The entity `eid` that name `key` was found to denote, read and cached."""
         row = self._store.entity(eid)
         if row is None:
             return None

@@ -92,10 +92,11 @@ class _FactRecall(_Core):
         unknown = [key for key in keyed if (ns, key) not in self._entities]
         stored = self._store.entity_ids_for_keys(ns, unknown) if unknown else {}
         for key, said in keyed.items():
-            if key in stored or (ns, key) in self._entities:
-                ent = self._entity(ns, said, field="query")
-                if ent is not None and ent.id not in found:
-                    found[ent.id] = said
+            ent = self._entities.get((ns, key))
+            if ent is None and key in stored:
+                ent = self._entity_loaded(ns, key, stored[key])
+            if ent is not None and ent.id not in found:
+                found[ent.id] = said
         return found
 
     def _fact_hits(
