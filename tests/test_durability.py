@@ -17,7 +17,8 @@ WRITER = r"""
 import sys
 from palimpsest import Memory
 path, start = sys.argv[1], int(sys.argv[2])
-with Memory.open(path) as mem:
+# the fact path only: no model to load before the first write can be acknowledged
+with Memory.open(path, extractor=None, embedder=None) as mem:
     n = start
     while True:
         if n % 5 == 0:  # a bulk write acknowledges all its items at once
@@ -57,7 +58,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
                 acked.update(int(x) for x in line.split())
         assert acked, "the writer acknowledged nothing; the test proves nothing"
         next_id = max(acked) + 10
-        with Memory.open(path) as mem:
+        with Memory.open(path, extractor=None, embedder=None) as mem:
             stored = {int(f.object.split()[1]) for f in mem.facts("user", "likes")}
         missing = acked - stored
         assert not missing, f"round {_round}: lost acknowledged writes {sorted(missing)[:10]}"

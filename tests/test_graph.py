@@ -34,7 +34,7 @@ def test_unbound_parameter_never_reaches_kuzu(tmp_path: Path) -> None:
 
 def test_aware_times_keep_their_instant(tmp_path: Path) -> None:
     plus2 = timezone(timedelta(hours=2))
-    with Memory.open(tmp_path / "m") as mem:
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         f = mem.assert_fact(
             "user", "likes", "tea", valid_from=datetime(2024, 3, 10, 12, 30, tzinfo=plus2)
         )
@@ -74,7 +74,7 @@ def test_failed_write_rolls_back_everything(tmp_path: Path) -> None:
 
 
 def test_point_query_plan_is_anchored_on_the_primary_key(tmp_path: Path) -> None:
-    with Memory.open(tmp_path / "m") as mem:
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         mem.assert_fact("user", "lives_in", "Sydney")
         store = mem._store
         slot = next(iter(store.db.query("MATCH (s:Slot) RETURN s.id AS id")))["id"]
@@ -101,7 +101,7 @@ def test_database_is_single_per_process(tmp_path: Path) -> None:
 def test_bulk_writes_go_to_the_wal_not_a_forced_checkpoint(tmp_path: Path) -> None:
     # a COPY makes Kùzu checkpoint the whole database at commit (the cost that grew
     # with its size); LOAD FROM ... CREATE is logged, so the WAL keeps the batch
-    with Memory.open(tmp_path / "m") as mem:
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         mem.assert_many(
             [{"subject": f"p{i}", "predicate": "likes", "object": f"o{i % 7}"} for i in range(200)]
         )
@@ -112,7 +112,7 @@ def test_bulk_writes_go_to_the_wal_not_a_forced_checkpoint(tmp_path: Path) -> No
 
 
 def test_one_statement_slot_write_refuses_a_missing_slot(tmp_path: Path) -> None:
-    with Memory.open(tmp_path / "m") as mem:
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         f = mem.assert_fact("user", "likes", "tea")
         store = mem._store
         before = store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"]
@@ -164,3 +164,71 @@ def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
         assert sorted(r["name"] for r in ents) == [f"p{i}" for i in range(9)]
         keys = store.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
         assert set(keys) == {"p0", "p8"}
+
+
+@pytest.mark.parametrize("rows_per_seek", [0, 10**9])
+def test_bulk_updates_read_packed_states_by_seeks_or_one_scan_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_seek: int
+) -> None:
+    # beyond FEW keys, a batch reads packed states by seeks while they cost less than
+    # one scan-and-join of the table (a large memory), else by the scan: same answers
+    import palimpsest.graph._cypher as cypher
+
+    monkeypatch.setattr(cypher, "SCAN_ROWS_PER_SEEK", rows_per_seek)
+    n = cypher.FEW + 22
+    t0 = datetime(2020, 1, 1, tzinfo=UTC)
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        mem.assert_many(
+            [
+                {"subject": f"p{i}", "predicate": "lives_in", "object": "Oslo", "valid_from": t0}
+                for i in range(n)
+            ]
+        )
+        seen: list[str] = []
+        real = mem._store.db.query
+
+        def spy(cypher_text: str, /, **params: object) -> object:
+            seen.append(cypher_text)
+            return real(cypher_text, **params)
+
+        monkeypatch.setattr(mem._store.db, "query", spy)
+        later = t0 + timedelta(days=30)
+        mem.assert_many(
+            [
+                {"subject": f"p{i}", "predicate": "lives_in", "object": "Rome", "valid_from": later}
+                for i in range(n)
+            ]
+        )
+        seeks = [c for c in seen if "MATCH (x:SlotState {id: $k0})" in c]
+        scans = [c for c in seen if "UNWIND $ids AS i MATCH (x:SlotState" in c]
+        assert bool(seeks) == (rows_per_seek == 0) and bool(scans) == (rows_per_seek > 0)
+        for i in (0, n // 2, n - 1):
+            assert [f.object for f in mem.facts(f"p{i}", "lives_in", valid_at=later)] == ["Rome"]
+            assert [f.object for f in mem.facts(f"p{i}", "lives_in", valid_at=t0)] == ["Oslo"]
+            assert len(mem.history(f"p{i}", "lives_in")) == 3  # superseded, cut back, new
+
+
+def test_bulk_tables_fill_missing_lists_and_flags_like_single_writes() -> None:
+    from palimpsest.graph._bulk import arrow_table
+
+    rows = [{"evidence": None, "quarantined": None}, {"evidence": ("e1",), "quarantined": 1}]
+    filled = arrow_table(("evidence", "quarantined"), rows, fill=True).to_pylist()
+    assert filled == [
+        {"evidence": [], "quarantined": False},
+        {"evidence": ["e1"], "quarantined": True},
+    ]
+    raw = arrow_table(("evidence", "quarantined"), rows[:1]).to_pylist()
+    assert raw == [{"evidence": None, "quarantined": None}]
+
+
+def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
+    from palimpsest.graph._db import serial
+
+    assert serial("MATCH (s:Slot {id: $id}), (x:SlotState {id: $id}) RETURN s.id")
+    assert serial("MATCH (x:Fact {id: $k0}) RETURN 0 UNION ALL MATCH (x:Fact {id: $k1}) RETURN 1")
+    assert serial("MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id")
+    assert serial("CREATE (:Entity {id: $id, aliases: CAST($a AS STRING[])})")
+    assert not serial("MATCH (s:Slot {id: $id}), (f:Fact) RETURN f.id")
+    assert not serial("MATCH (a:Assertion) RETURN max(a.seq) AS s")
+    assert not serial("UNWIND $ids AS i MATCH (f:Fact {id: i}) RETURN f.id")
+    assert not serial("CALL QUERY_FTS_INDEX('EpisodeText', 'fts', $q, top := 5) RETURN node.id")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ import pyarrow as pa
 from ._db import Database
 
 _STRING_LIST = pa.list_(pa.string())
+_BOOL = pa.bool_()
 _NAIVE, _UTC = pa.timestamp("us"), pa.timestamp("us", "UTC")
 _TYPES: dict[str, Any] = {
     **{
@@ -42,8 +44,8 @@ _TYPES: dict[str, Any] = {
     "confidence": pa.float64(),
     "importance": pa.float64(),
     "seq": pa.int64(),
-    "quarantined": pa.bool_(),
-    "archived": pa.bool_(),
+    "quarantined": _BOOL,
+    "archived": _BOOL,
     "evidence": _STRING_LIST,
     "aliases": _STRING_LIST,
 }
@@ -58,7 +60,7 @@ def _naive_utc(v: Any) -> Any:
     return v
 
 
-def _column(name: str, values: list[Any]) -> pa.Array:
+def _column(name: str, values: list[Any], fill: bool) -> pa.Array:
     kind = _TYPES.get(name, pa.string())
     if kind == _NAIVE:
         # aware datetimes converted to UTC by Arrow itself: no Python call per value
@@ -66,18 +68,42 @@ def _column(name: str, values: list[Any]) -> pa.Array:
             return pa.array(values, type=_UTC).cast(_NAIVE)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             values = [_naive_utc(v) for v in values]
+    elif fill and kind == _STRING_LIST:
+        values = [[] if v is None else v for v in values]
+    elif fill and kind == _BOOL:
+        values = [bool(v) for v in values]
     return pa.array(values, type=kind)
 
 
-def arrow_table(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """A typed Arrow table of `rows` (naive UTC times), columns in the given order."""
-    rows = list(rows)
-    arrays = [_column(c, [r.get(c) for r in rows]) for c in columns]
+def arrow_table(
+    columns: Sequence[str], rows: Iterable[Mapping[str, Any]], *, fill: bool = False
+) -> pa.Table:
+    """A typed Arrow table of `rows` (naive UTC times), columns in the given order.
+
+    `fill`: a missing list is stored as [] and a missing flag as False (as the
+    single-row writes store them), not as NULL.
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
+    if len(columns) > 1 and rows:
+        try:
+            # one C-level fetch per row, then a transpose: about half the time of
+            # a dict lookup per cell (6,000 Fact rows: 10-15 ms, was 20-37 ms)
+            values = [list(v) for v in zip(*map(itemgetter(*columns), rows), strict=True)]
+        except KeyError:  # rows without some optional column
+            values = [[r.get(c) for r in rows] for c in columns]
+    else:
+        values = [[r.get(c) for r in rows] for c in columns]
+    arrays = [_column(c, v, fill) for c, v in zip(columns, values, strict=True)]
     return pa.table(arrays, names=list(columns))
 
 
 def load_rows(
-    db: Database, cypher: str, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+    db: Database,
+    cypher: str,
+    columns: Sequence[str],
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    fill: bool = False,
 ) -> None:
     """`LOAD FROM $t <cypher>` over `rows`; `cypher` names the columns as variables.
 
@@ -87,7 +113,7 @@ def load_rows(
     """
     rows = list(rows)
     if rows:
-        db.load(f"LOAD FROM $t {cypher}", arrow_table(columns, rows))
+        db.load(f"LOAD FROM $t {cypher}", arrow_table(columns, rows, fill=fill))
 
 
 def copy_nodes(

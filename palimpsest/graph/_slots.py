@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import cache
+from operator import itemgetter
 from typing import Any
 
 from ._columns import ASSERTION_COLUMNS, FACT_COLUMNS
@@ -28,24 +30,28 @@ LOG_FIELDS = tuple(c for c in ASSERTION_COLUMNS if c not in _IMPLIED)
 VERSION_FIELDS = tuple(c for c in FACT_COLUMNS if c not in _IMPLIED)
 
 
-def _micros(t: datetime | None) -> int | None:
-    if t is None:
-        return None
-    d = t - _EPOCH  # integer arithmetic: ~3x faster than dividing timedeltas
-    return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-
-
-def _time(us: int | None) -> datetime | None:
-    return None if us is None else _EPOCH + timedelta(microseconds=us)
+@cache
+def _timed(fields: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(i for i, f in enumerate(fields) if f in _TIMES)
 
 
 def _pack(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
-    timed = [(f, f in _TIMES) for f in fields]
-    return json.dumps(
-        [[_micros(r.get(f)) if t else r.get(f) for f, t in timed] for r in rows],
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    # a bulk write packs every touched slot: one C-level fetch of all fields per row,
+    # then only the time fields converted (about half the cost of a per-field loop)
+    get, times = itemgetter(*fields), _timed(tuple(fields))
+    out = []
+    for r in rows:
+        try:
+            values = list(get(r))
+        except KeyError:  # a row without some optional field
+            values = [r.get(f) for f in fields]
+        for i in times:
+            t = values[i]
+            if t is not None:
+                d = t - _EPOCH
+                values[i] = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+        out.append(values)
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
 
 
 def _unpack(
@@ -53,11 +59,15 @@ def _unpack(
 ) -> list[dict[str, Any]]:
     if not text:
         return []
+    times = _timed(tuple(fields))
     out = []
     for values in json.loads(text):
+        for i in times:
+            us = values[i]
+            if us is not None:
+                values[i] = _EPOCH + timedelta(microseconds=us)
         row = dict(base)
-        for f, v in zip(fields, values, strict=True):
-            row[f] = _time(v) if f in _TIMES else v
+        row.update(zip(fields, values, strict=True))
         out.append(row)
     return out
 

@@ -94,7 +94,7 @@ class SlotStore(StoreBase):
     def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
         """Only the packed state (id, log, versions) of the slots that exist: for a
         writer that already knows the slot's own columns, one table read, not two."""
-        if self._seek_pays(len(slot_ids)):
+        if self._seek_pays_in("SlotState", len(slot_ids)):
             return self._seek("SlotState", slot_ids, _STATE)
         rows = self._by_keys(
             slot_ids,
@@ -166,7 +166,8 @@ class SlotStore(StoreBase):
                 "MATCH (s:Slot {id: slot_id})"
                 f" CREATE (s)-[:LOGS]->(:Assertion {{{cols(ASSERTION_COLUMNS)}}})",
                 ASSERTION_COLUMNS,
-                [assertion_row(r) for r in rows],
+                rows,
+                fill=True,  # as `assertion_row` fills them
             )
             return
         for r in rows:
@@ -215,7 +216,8 @@ class SlotStore(StoreBase):
                 f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{cols(FACT_COLUMNS)}}}),"
                 " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
                 FACT_COLUMNS,
-                [fact_row(r) for r in rows],
+                rows,
+                fill=True,  # as `fact_row` fills them
             )
             return
         for r in rows:
