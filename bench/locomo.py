@@ -2,6 +2,7 @@
 
 >>> # python bench/locomo.py --quick        # one development conversation
 >>> # python bench/locomo.py                # dev and holdout, with baselines
+>>> # python bench/locomo.py --split dev --diversity 0,1   # also at recall(diversity=)
 
 Each conversation goes into its own temporary memory: every turn an episode
 (session date as `occurred_at`, each turn a few seconds after the previous,
@@ -68,6 +69,7 @@ class Answer:
 
     ranked: Ranked
     best: float
+    demoted: int = 0  # near-duplicates recall's diversity demoted in the first 10
 
 
 def run_engine(
@@ -77,9 +79,12 @@ def run_engine(
     *,
     extract: bool,
     absent: Sequence[str] = (),
-) -> tuple[list[Answer], float, float, list[float]]:
-    """The answer to each question, import seconds, mean recall seconds, and the
-    best hit score of each `absent` (never-mentioned) question, 0 when none."""
+    diversities: Sequence[float] = (),
+) -> tuple[list[Answer], float, float, list[float], dict[float, list[Answer]]]:
+    """The answer to each question, import seconds, mean recall seconds, the
+    best hit score of each `absent` (never-mentioned) question, 0 when none, and
+    the answers at each of `diversities` (`recall(diversity=)`), asked first and
+    without recording uses, so each value sees the same memory."""
     items = _items(conv)
     now = max(i["occurred_at"] for i in items) + timedelta(days=1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,6 +96,16 @@ def run_engine(
             embedder=embedder,
         ) as mem:
             mem.remember_many(items)
+            other: dict[float, list[Answer]] = {}
+            mem._note_uses = lambda *a, **kw: None  # type: ignore[method-assign]
+            for d in diversities:
+                other[d] = []
+                for q in questions:
+                    hits = mem.recall(q.text, k=25, min_score=0, diversity=d)
+                    eps = [(h.source or "", h.score) for h in hits if h.kind == "episode"]
+                    demoted = sum("diversity" in h.channels for h in hits[:10])
+                    other[d].append(Answer(eps, max((h.score for h in hits), default=0.0), demoted))
+            del mem._note_uses
             t1 = time.perf_counter()
             ranked: list[Answer] = []
             for q in questions:
@@ -102,7 +117,7 @@ def run_engine(
             for text in absent:
                 hits = mem.recall(text, k=5, min_score=0)
                 best.append(max((h.score for h in hits), default=0.0))
-    return ranked, t1 - t0, (t2 - t1) / max(1, len(questions)), best
+    return ranked, t1 - t0, (t2 - t1) / max(1, len(questions)), best, other
 
 
 def _recall_of(answer: Answer, evidence: Sequence[str], k: int, floor: float = 0.0) -> float:
@@ -160,9 +175,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--floors", default="0.1,0.15,0.2,0.22,0.25,0.28,0.3,0.35")
     ap.add_argument("--split", choices=("dev", "holdout", "both"), default="both")
     ap.add_argument("--save", action="store_true", help="write bench/results/locomo-<date>.json")
+    ap.add_argument(
+        "--diversity", default="", help="also rank at these recall(diversity=) values, e.g. 0,1"
+    )
     args = ap.parse_args(argv)
     floors = sorted({float(x) for x in args.floors.split(",")} | {RankParams().floor})
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    diversities = [float(x) for x in args.diversity.split(",") if x.strip()]
 
     convs, questions, skipped = proto.load_locomo()
     splits = {"dev": proto.DEV, "holdout": proto.HOLDOUT}
@@ -183,15 +202,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     for split, ids in splits.items():
         qs = [q for q in qs_all if q.conv_id in ids]
         engine_rows: list[tuple[int, dict[int, float]]] = []
+        div_rows: dict[float, list[tuple[int, dict[int, float]]]] = defaultdict(list)
+        demoted: dict[float, int] = defaultdict(int)
         imports, latencies = [], []
         curve_rows: list[tuple[Answer, Sequence[str]]] = []
         absent_best: list[float] = []
         for conv in (c for c in convs if c.conv_id in ids):
             cq = [q for q in qs if q.conv_id == conv.conv_id]
             ca = [a["question"] for a in absent if a["conv_id"] == conv.conv_id]
-            ranked, secs, lat, best = run_engine(
-                conv, cq, embedder, extract=args.extract, absent=ca
+            ranked, secs, lat, best, other = run_engine(
+                conv, cq, embedder, extract=args.extract, absent=ca, diversities=diversities
             )
+            for d, answers in other.items():
+                demoted[d] += sum(a.demoted for a in answers)
+                for q, r in zip(cq, answers, strict=True):
+                    div_rows[d].append((q.category, {k: _recall_of(r, q.evidence, k) for k in KS}))
             imports.append(secs)
             latencies.append(lat)
             absent_best += best
@@ -203,8 +228,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             "dense (MiniLM)": proto.evaluate(proto.m_dense, qs, bench),
             "prototype fused": proto.evaluate(proto.m_fused, qs, bench),
             "engine Memory.recall": _aggregate(engine_rows),
-        }
+        } | {f"engine diversity={d:g}": _aggregate(rows) for d, rows in div_rows.items()}
         _table(f"{split} ({len(qs)} questions)", res)
+        for d, n in demoted.items():
+            print(
+                f"diversity={d:g} (uses not recorded): {n} near-duplicates demoted in the top 10s"
+            )
         print(
             f"\nimport {np.mean(imports):.1f} s per conversation;"
             f" recall {1000 * np.mean(latencies):.0f} ms per question"

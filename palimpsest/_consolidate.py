@@ -1,4 +1,5 @@
-"""`Memory.consolidate`: the nightly run — dedupe, merge, reconcile, promote, expire, decay.
+"""`Memory.consolidate`: the nightly run — dedupe, merge, reconcile, promote, expire, decay,
+index.
 
     >>> report = mem.consolidate()
     >>> report.summary
@@ -14,29 +15,44 @@ stored) completes the work. Each run's report is kept as JSON in
 `<memory>/reports/`, with a one-line human summary, written (atomically)
 before the watermark commits: a run killed between the two has its report
 kept and its watermark unmoved, so the next run looks again and finds the
-work done; no committed run is ever without its report. Recall uses still
-waiting in memory are written first, so the decay step sees every one.
+work done; no committed run is ever without its report. What such a run
+reported by time window (facts that ended, episodes a use kept hot) is not
+reported again: the next run starts those windows at its start. Recall uses
+still waiting in memory are written first, so the decay step sees every one.
+
+The last step, `index`, builds recall's HNSW generation when a namespace is
+above the vector threshold and has none, or a quarter of its vectors are newer
+(`recall._vectors.stale`): minutes at 10^5 vectors, so it runs without the
+memory's lock (recall and reads go on, exact until it is published, held at
+most ~5 s at a time while Kùzu checkpoints; writes wait for Kùzu's writer) and
+recall never builds one itself. Consolidations run one at a time.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import threading
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from ._consolidate_promote import _Promote
 from ._consolidate_steps import _Steps
 from ._consolidate_unmerge import _Unmerge
-from ._time import TimeLike, opt_utc
+from ._time import TimeLike, opt_utc, to_utc
 from .consolidation import Run
+from .errors import PalimpsestError
 from .models import ConsolidationReport
 
 REPORTS = "reports"
-STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay")
+STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay", "index")
 
 
 class _Consolidate(_Steps, _Unmerge, _Promote):
+    _consolidation_run: threading.Lock  # one run at a time (set on first use)
+
     def consolidate(
         self,
         *,
@@ -54,18 +70,30 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
         `progress(step)` is called as each step starts (for progress bars).
         """
         ns = self._ns(namespace)
-        with self._lock:
+        with self._one_run(), self._lock:
             self._flush_uses()
             started = opt_utc(now, name="now") or self.now()
             since = None if full else self._cs.watermark(ns)
             run = Run(ns, started, since, dry_run)
+            if not full:
+                run.reported_to = self._uncommitted_report(ns, since)
             # a full pass (no watermark) asks each step's own question of the whole store
             run.slots = set() if since is None else self._cs.changed_slots(ns, since)
-            for step in STEPS:
+            for step in STEPS[:-1]:
                 if progress is not None:
                     progress(step)
                 self._step_hook(step)
                 getattr(self, f"_{step}_step")(run)
+            # our own writes are recorded at or before the last K: the next run starts
+            # there (>=), so nothing written concurrently (during the index build) is skipped
+            mark = max(t for t in (self._last_k, started) if t is not None)
+            if progress is not None:
+                progress("index")
+            self._step_hook("index")
+            build = self._index_step(run)
+        if build is not None:
+            self._index_build(run, build)  # without the lock: recall goes on meanwhile
+        with self._lock:
             report = ConsolidationReport(
                 namespace=ns,
                 started_at=started,
@@ -80,11 +108,32 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
                 self._keep_report(report)
                 self._step_hook("watermark")
                 with self._store.write():
-                    # our own writes are recorded at or before the last K: the next run
-                    # starts there (>=), so nothing written concurrently is skipped
-                    mark = max(t for t in (self._last_k, started) if t is not None)
                     self._cs.set_watermark(ns, mark)
             return report
+
+    def _one_run(self) -> threading.Lock:
+        with self._lock:
+            lock: threading.Lock | None = getattr(self, "_consolidation_run", None)
+            if lock is None:
+                lock = self._consolidation_run = threading.Lock()
+        return lock
+
+    def _uncommitted_report(self, ns: str, watermark: datetime | None) -> datetime | None:
+        """The start of the newest kept run whose watermark never committed (killed
+        between its report and its watermark), if the newest kept run is one."""
+        folder = self._store.directory / REPORTS
+        if not folder.is_dir():
+            return None
+        for f in sorted(folder.glob(f"consolidation-*-{glob.escape(ns)}.json"), reverse=True):
+            try:
+                data = json.loads(f.read_text(encoding="utf-8"))
+                if data.get("namespace") != ns:
+                    continue  # another namespace whose name ends like this one
+                started = to_utc(data["started_at"], name="started_at")
+            except (OSError, ValueError, KeyError, PalimpsestError):
+                continue  # not a report of ours (edited by hand?): it proves nothing
+            return started if watermark is None or started > watermark else None
+        return None
 
     def consolidation_reports(self, *, namespace: str | None = None) -> list[ConsolidationReport]:
         """Earlier runs' reports, oldest first."""

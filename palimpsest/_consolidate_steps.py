@@ -1,4 +1,4 @@
-"""Consolidation steps 1, 3, 5 and 6: dedupe, reconcile, expire, decay.
+"""Consolidation steps 1, 3, 5, 6 and 7: dedupe, reconcile, expire, decay, index.
 
     >>> self._dedupe_step(run); self._reconcile_step(run)   # inside Memory.consolidate
 
@@ -20,6 +20,8 @@ from ._consolidate_reads import forget
 from .consolidation import Run, cold, conflicts, duplicates, idle_days, outcome, settled
 from .consolidation._decay import LOW_IMPORTANCE, MIN_AGE_DAYS
 from .consolidation._run import LISTED
+from .models import ConsolidationChange
+from .recall._vectors import DEFAULT_VECTOR_THRESHOLD, stale
 
 _DAY = timedelta(days=1)
 
@@ -173,7 +175,8 @@ class _Steps(_Base):
     # --- 5. expire ------------------------------------------------------------------------
     def _expire_step(self, run: Run) -> None:
         """Facts whose window closed since the last run read as `ended`; nothing is removed."""
-        total, rows = self._cs.ended_between(run.namespace, run.since, run.now, limit=LISTED)
+        lo = run.window_start
+        total, rows = self._cs.ended_between(run.namespace, lo, run.now, limit=LISTED)
         run.add_unlisted("ended", total - len(rows))
         for r in rows:
             run.add(
@@ -210,7 +213,7 @@ class _Steps(_Base):
             elif (
                 used is not None
                 and cold(imp, age_days=age)
-                and (run.since is None or used[0] > run.since)
+                and (run.window_start is None or used[0] > run.window_start)
             ):
                 run.add(
                     "decay",
@@ -222,3 +225,50 @@ class _Steps(_Base):
         if gone and not run.dry_run:
             with self._store.write():
                 self._cs.archive(gone)
+
+    # --- 7. index -------------------------------------------------------------------------
+    def _index_step(self, run: Run) -> ConsolidationChange | None:
+        """Does recall need a new HNSW generation (`recall._vectors.stale`)? The change
+        to build for, or None. Two counts; `_index_build` builds, without the lock."""
+        if self._embedder is None:
+            return None  # recall reads no vectors without an embedder
+        from .graph import RecallStore
+
+        threshold = getattr(self, "_vector_threshold", DEFAULT_VECTOR_THRESHOLD)
+        n, indexed = RecallStore(self._store.db).vector_counts(run.namespace)
+        why = stale(n, indexed, threshold)
+        if why is None:
+            return None
+        change = run.add(
+            "index",
+            "indexed",
+            [run.namespace],
+            f"{n} vectors, above the vector threshold {threshold}, and {why}: recall"
+            " searches a new HNSW generation (the delta since it exactly)",
+        )
+        return None if run.dry_run else change
+
+    def _index_build(self, run: Run, change: ConsolidationChange) -> None:
+        """Build the generation while recall goes on (exact meanwhile), then publish it
+        under the lock, unless the vectors changed model meanwhile (reindex)."""
+        from .graph import RecallStore
+
+        rs = RecallStore(self._store.db)
+        before = (rs.vector_generation(), rs.embedder_identity())
+        g = rs.build_vector_generation(publish=False)
+        with self._lock:
+            if (rs.vector_generation(), rs.embedder_identity()) != before or (
+                rs.last_vector_generation() != g
+            ):
+                rs.empty_generation(g)  # built from vectors replaced meanwhile
+                run.redo(change, "abandoned", "the vectors were rebuilt while it was built")
+                return
+            rs.publish_vector_generation(g)
+            # cached HNSW paths search the emptied generation, and exact ones above the
+            # threshold can drop their matrix: both reload at their next recall
+            cached = getattr(self, "_recall_indexes", None) or {}
+            threshold = getattr(self, "_vector_threshold", DEFAULT_VECTOR_THRESHOLD)
+            for ns, ix in list(cached.items()):
+                if ix.vectors.kind == "hnsw" or len(ix.ids) > threshold:
+                    del cached[ns]
+        change.targets.append(f"generation {g}")

@@ -14,6 +14,8 @@ bench/locomo_prototype.py), so one floor means the same for every query:
 nothing above it, nothing returned. Facts believed at (valid_at, known_at)
 one or two hops from the entities the query
 names join as hits of their own, scored on the same scale (`recall/_facts.py`).
+An episode that nearly repeats a better hit yields to distinct ones
+(`recall(diversity=)`, `ranking.diversify`).
 
 A day or month the question names ("on 2014/01/29", "in March 2023",
 "yesterday" against valid_at) narrows the ranking to episodes that occurred
@@ -442,6 +444,7 @@ class _Recall(_FactRecall, _Uses):
         valid_at: TimeLike | None = None,
         known_at: TimeLike | None = None,
         min_score: float | None = None,
+        diversity: float | None = None,
         namespace: str | None = None,
     ) -> list[Hit]:
         """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
@@ -455,7 +458,9 @@ class _Recall(_FactRecall, _Uses):
         `warning`. Scores are calibrated relevance in 0..1. Once the best hit clears
         the floor, hits down to `RankParams.tail` times the floor (0.4: about 0.1 by default)
         come with it (`ranking.abstain`); `min_score=0` returns the `k` best whatever
-        their scores.
+        their scores. `diversity` (0..1, default `RankParams.diversity`) demotes an
+        episode that nearly repeats a better one (cosine >= 0.9 or the same text) to
+        `score * (1 - diversity * cosine)` (`ranking.diversify`); 0 turns it off.
         """
         ns = self._ns(namespace)
         text = names.check_text(query, field="query", limit=4000)
@@ -467,6 +472,12 @@ class _Recall(_FactRecall, _Uses):
             isinstance(min_score, int | float) and math.isfinite(min_score)
         ):
             raise ValidationError("min_score: a number", field="min_score")
+        if diversity is not None and (
+            isinstance(diversity, bool)
+            or not isinstance(diversity, int | float)
+            or not 0.0 <= diversity <= 1.0
+        ):
+            raise ValidationError("diversity: a number from 0 to 1", field="diversity")
         now = self.now()
         v = now if valid_at is None else to_utc(valid_at, name="valid_at")
         kt = now if known_at is None else to_utc(known_at, name="known_at")
@@ -500,9 +511,13 @@ class _Recall(_FactRecall, _Uses):
                 for j in order[:top]
             ]
 
-        found = self._episode_hits(ranked(max(4 * k, 32)), k)
-        if len(found) < k < order.size:  # many erased or archived since the load
-            found = self._episode_hits(ranked(order.size), k)
+        div = params.diversity if diversity is None else float(diversity)
+        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
+        found = self._episode_hits(ranked(max(4 * pool, 32)), pool)
+        if len(found) < pool < order.size:  # many erased or archived since the load
+            found = self._episode_hits(ranked(order.size), pool)
+        if div > 0:
+            found = _diversified(ix, found, div, params.near_duplicate)
         hits = found + facts[: max(1, k // 3)]
         hits.sort(key=lambda h: -h.score)
         keep = rk.abstain([h.score for h in hits], floor, params.tail)
@@ -658,6 +673,28 @@ def _search_words(query: str, v: datetime) -> list[str]:
         return words
     drop = set(query_words(window.phrase))
     return [w for w in words if w not in drop] or words
+
+
+def _diversified(ix: _Index, hits: list[Hit], strength: float, near: float) -> list[Hit]:
+    """Episode hits re-ranked so that near-duplicates of a better one yield."""
+    if len(hits) < 2:
+        return hits
+    rows = np.array([ix.pos[h.episode_id or ""] for h in hits], dtype=np.int64)
+    order, scores = rk.diversify(
+        [h.score for h in hits],
+        ix.vectors.turn_vectors(rows),
+        strength=strength,
+        near=near,
+        texts=[h.text for h in hits],
+    )
+    out = []
+    for i, s in zip(order, (round(float(x), 6) for x in scores), strict=True):
+        h = hits[i]
+        if s < h.score:
+            kept = round(s / h.score, 6)  # the share of its score a near-duplicate keeps
+            h = h.model_copy(update={"score": s, "channels": {**h.channels, "diversity": kept}})
+        out.append(h)
+    return out
 
 
 def _floats(values: Sequence[Any]) -> npt.NDArray[np.float64]:

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -610,11 +611,18 @@ def recall_cmd(
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Relevance floor (default: engine's).")
     ] = None,
+    diversity: Annotated[
+        float | None,
+        typer.Option(
+            "--diversity", min=0.0, max=1.0, help="Near-duplicate demotion (default 0.8; 0: off)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Find memories by meaning and words, as of (valid, known); nothing when nothing fits."""
     with _memory(ctx, create=False) as mem:
-        hits = mem.recall(query, k=k, valid_at=valid_at, known_at=known_at, min_score=min_score)
+        ask = partial(mem.recall, query, k=k, valid_at=valid_at, known_at=known_at)
+        hits = ask(min_score=min_score, diversity=diversity)
     if as_json:
         _dump_json(_models_json(hits))
         return

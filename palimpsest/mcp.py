@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -311,20 +312,15 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         min_score: Annotated[
             float | None, Field(description="Relevance floor 0..1 (default 0.26).")
         ] = None,
+        diversity: Annotated[
+            float | None,
+            Field(ge=0.0, le=1.0, description="Near-duplicate demotion 0..1 (default 0.8)."),
+        ] = None,
     ) -> CallToolResult:
         """The k memories (episodes, facts) most relevant to the query, with provenance; an
         empty list when nothing is relevant enough (abstention beats guessing)."""
-        return call(
-            lambda: _ok(
-                {
-                    "hits": _dump(
-                        mem.recall(
-                            query, k=k, valid_at=valid_at, known_at=known_at, min_score=min_score
-                        )
-                    )
-                }
-            )
-        )
+        ask = partial(mem.recall, query, k=k, valid_at=valid_at, known_at=known_at)
+        return call(lambda: _ok({"hits": _dump(ask(min_score=min_score, diversity=diversity))}))
 
     @server.tool(annotations=write)
     def consolidate(dry_run: bool = False) -> CallToolResult:

@@ -64,7 +64,8 @@ class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _R
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
         `vector_threshold`: above this many episodes in a namespace, recall searches
-        Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000).
+        Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000),
+        once the nightly consolidation or `reindex` has built it (recall never does).
         """
         ns = names.check_namespace(namespace)
         if vector_threshold is not None and (

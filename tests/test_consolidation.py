@@ -247,3 +247,15 @@ def test_an_injected_instruction_is_not_laundered_by_other_channels(
     assert "promoted" not in report.counts
     assert active(mem, "user", "works_at") == []
     assert mem.snapshot(valid_at="2025-01-01T00:00:00Z").facts == []
+
+
+def test_a_run_after_an_uncommitted_one_starts_its_windows_where_that_one_stopped() -> None:
+    from palimpsest.consolidation import Run
+
+    t0, t1, t2 = (datetime(2030, 1, d, tzinfo=UTC) for d in (1, 2, 3))
+    run = Run("default", t2, since=t0, dry_run=False)
+    assert run.window_start == t0
+    run.reported_to = t1  # a kept report whose watermark never committed
+    assert run.window_start == t1
+    assert Run("default", t2, since=None, dry_run=False, reported_to=t1).window_start == t1
+    assert Run("default", t2, since=None, dry_run=False).window_start is None

@@ -174,6 +174,11 @@ def test_a_run_killed_between_its_report_and_its_watermark_loses_neither(tmp_pat
         assert "merged" in killed.summary and "promoted" in killed.summary
         assert m._cs.watermark(m.namespace) is None  # so the next run looks again
     finish(path)
+    with Memory.open(path, embedder=None, extractor=None) as m:
+        reports = m.consolidation_reports()
+    # what the killed run reported by time window is not reported again
+    ended = [c.targets[0] for r in reports for c in r.changes if c.action == "ended"]
+    assert [c.action for c in reports[0].changes].count("ended") == len(ended) >= 1
     after = state(path)
     assert after["again"] == "nothing to consolidate" and after["watermark"]
     assert len(set(after["facts"])) == len(after["facts"])

@@ -497,3 +497,30 @@ def test_cli_consolidate_shows_each_step_then_the_changes(tmp_path: Path) -> Non
     assert out.exit_code == 0, out.output
     assert "1 ended" in out.stdout and "its window closed" in out.stdout
     assert "consolidating: decay" in out.stderr  # the progress bar, on stderr
+
+
+def test_unmerge_of_a_merge_a_reconciliation_relied_on_is_refused(
+    mem: Memory, clock: Clock
+) -> None:
+    from palimpsest.errors import Conflict
+
+    mem.assert_fact("Mira Okafor", "lives_in", "Lisbon", valid_from=None, author_kind="agent",
+                    quarantined=False)  # fmt: skip
+    clock.tick()  # the older name wins the merge
+    ep = mem.remember("mira okafor lives in Porto now.", session="s1")
+    mem.assert_fact("mira-okafor", "lives_in", "Porto", valid_from=None, evidence=[ep.id])
+    clock.tick()
+    first = mem.consolidate()  # the merge brings the user's claim over; it wins there
+    assert first.counts.get("merged") == 1 and first.counts.get("reconciled") == 1, first.counts
+    merge_id = next(c.targets[0] for c in first.changes if c.action == "merged")
+    rid = next(c.targets[-1] for c in first.changes if c.action == "reconciled")
+    clock.tick()
+    with pytest.raises(Conflict, match=f"reconciliation {rid}") as err:
+        mem.unmerge(merge_id)
+    assert err.value.details["blockers"] == [rid]
+    assert [f.object for f in mem.facts("Mira Okafor", "lives_in", valid_at=V)] == ["Porto"]
+    mem.retract(rid, reason="wrong")  # once what rests on the merge is undone, it unmerges
+    clock.tick()
+    mem.unmerge(merge_id)
+    assert [f.object for f in mem.facts("mira-okafor", "lives_in", valid_at=V)] == ["Porto"]
+    assert [f.object for f in mem.facts("Mira Okafor", "lives_in", valid_at=V)] == ["Lisbon"]

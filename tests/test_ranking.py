@@ -403,3 +403,73 @@ def test_abstain_gates_on_the_best_hit_then_keeps_the_tail() -> None:
     assert rk.abstain([0.0, 0.0], floor=0.0, tail=0.4).all()
     # the best hit need not come first
     assert rk.abstain([0.12, 0.3], floor=0.25, tail=0.4).tolist() == [True, True]
+
+
+def test_diversify_only_demotes_near_duplicates_of_a_better_hit() -> None:
+    vecs = HashingEmbedder().embed(
+        ["pottery class on Monday", "Pottery class on Monday!", "camping trip in June"]
+    )
+    scores = [0.9, 0.85, 0.5]
+    order, new = rk.diversify(scores, vecs, strength=0.5, near=0.9)
+    assert order == [0, 2, 1]  # the repeat yields to the distinct memory
+    assert new.tolist() == pytest.approx([0.9, 0.5, 0.85 * (1 - 0.5 * float(vecs[0] @ vecs[1]))])
+    assert list(new) == sorted(new, reverse=True)
+    # nothing near enough: the plain ranking, untouched; strength 0: the same
+    far = rk.diversify([0.9, 0.5], vecs[[0, 2]], strength=1.0)
+    assert far[0] == [0, 1] and far[1].tolist() == pytest.approx([0.9, 0.5])
+    assert rk.diversify(scores, vecs, strength=0.0)[0] == [0, 1, 2]
+    # the same text (case and punctuation aside) counts as a duplicate without vectors
+    zeros = np.zeros((3, 4), np.float32)
+    texts = ["Mira lands Friday.", "mira lands friday", "Camping in June"]
+    order, new = rk.diversify(scores, zeros, strength=0.5, texts=texts)
+    assert order == [0, 2, 1] and new[2] == pytest.approx(0.425)
+
+
+def test_recall_keeps_near_duplicates_from_filling_the_top_k(tmp_path: Any) -> None:
+    from palimpsest import Memory
+    from palimpsest.errors import ValidationError
+
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    with Memory.open(
+        tmp_path / "m", clock=lambda: now, extractor=None, embedder=HashingEmbedder()
+    ) as mem:
+        mem.remember_many(
+            [
+                {"text": "Mira's flight lands at 6pm on Friday.", "session": "a"},
+                {"text": "Mira's flight lands at 6pm on Friday!", "session": "b"},
+                {"text": "MIRA'S FLIGHT LANDS AT 6PM ON FRIDAY", "session": "c"},
+                {"text": "Mira said the flight from Lisbon might be delayed.", "session": "d"},
+                {"text": "I pick Mira up at the airport after her flight.", "session": "e"},
+            ]
+        )
+        q = "when does Mira's flight land?"
+        plain = mem.recall(q, k=3, diversity=0)
+        assert len({" ".join(h.text.casefold().strip("!.").split()) for h in plain}) == 1
+        hits = mem.recall(q, k=3)  # the default demotes the repeats
+        assert hits[0].text == plain[0].text and "diversity" not in hits[0].channels
+        assert len({h.text.casefold().strip("!.") for h in hits}) == 3
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert len(mem.recall(q, k=5, min_score=0, diversity=1.0)) == 5
+        with pytest.raises(ValidationError):
+            mem.recall(q, diversity=1.5)
+
+
+def test_diversity_over_http(tmp_path: Any) -> None:
+    from fastapi.testclient import TestClient
+
+    from palimpsest.api import create_app
+
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    app = create_app(tmp_path / "m", extractor=None, embedder=HashingEmbedder(), clock=lambda: now)
+    with TestClient(app, client=("127.0.0.1", 50000)) as c:
+        for i, text in enumerate(
+            ["Mira lands on Friday.", "mira lands on friday!", "Mira hates flying."]
+        ):
+            r = c.post("/v1/episodes", json={"text": text, "session": f"s{i}"})
+            assert r.status_code in (200, 201), r.text
+        q = {"query": "when does Mira land", "k": 3, "min_score": 0}
+        plain = c.get("/v1/recall", params=q | {"diversity": 0}).json()
+        default = c.get("/v1/recall", params=q).json()
+        assert [h["text"] for h in plain][:2] == ["Mira lands on Friday.", "mira lands on friday!"]
+        assert default[1]["text"] == "Mira hates flying." and "diversity" in default[2]["channels"]
+        assert c.get("/v1/recall", params=q | {"diversity": 2}).status_code == 422

@@ -126,6 +126,7 @@ def test_re_embed_replaces_the_hnsw_generation(tmp_path: Path, clock: Clock) -> 
     path = tmp_path / "m"
     _small(path, clock)
     with _open(path, clock, HashingEmbedder(), vector_threshold=2) as m:
+        m.reindex()  # builds the HNSW generation (recall never does)
         assert m.vector_index_kind() == "hnsw"
         g1 = m._rs.vector_generation()
     other = OtherModel()

@@ -164,6 +164,7 @@ class RemoteMemory:
         valid_at: str | None = None,
         known_at: str | None = None,
         min_score: float | None = None,
+        diversity: float | None = None,
     ) -> list[Hit]:
         rows = self._get(
             "/v1/recall",
@@ -172,6 +173,7 @@ class RemoteMemory:
             valid_at=valid_at,
             known_at=known_at,
             min_score=min_score,
+            diversity=diversity,
         )
         return [Hit.model_validate(h) for h in rows]
 

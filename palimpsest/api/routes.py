@@ -329,6 +329,10 @@ def recall(
     min_score: Annotated[
         float | None, Query(ge=0.0, le=1.0, description="Relevance floor (default: engine's).")
     ] = None,
+    diversity: Annotated[
+        float | None,
+        Query(ge=0.0, le=1.0, description="Demotion of near-duplicates (default 0.8; 0: off)."),
+    ] = None,
 ) -> list[Hit]:
     """Memories by meaning and words, as of (V, K); an empty list when nothing fits."""
     return access.memory.recall(
@@ -337,6 +341,7 @@ def recall(
         valid_at=valid_at,
         known_at=known_at,
         min_score=min_score,
+        diversity=diversity,
         namespace=access.namespace,
     )
 

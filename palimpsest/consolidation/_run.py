@@ -23,9 +23,19 @@ class Run:
     since: datetime | None
     dry_run: bool
     slots: set[str] = field(default_factory=set)  # slots changed since the watermark
+    # the start of a kept run whose watermark never committed: it reported up to there
+    reported_to: datetime | None = None
     changes: list[ConsolidationChange] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     omitted: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def window_start(self) -> datetime | None:
+        """Where lines reported by time window (ended, reinforced) start: the watermark,
+        or later when a run killed before its watermark already reported them."""
+        if self.since is None or self.reported_to is None:
+            return self.since or self.reported_to
+        return max(self.since, self.reported_to)
 
     def add(self, step: str, action: str, targets: list[str], reason: str) -> ConsolidationChange:
         n = self.counts.get(action, 0)
@@ -39,6 +49,18 @@ class Run:
         else:
             self.omitted[action] = self.omitted.get(action, 0) + 1
         return change
+
+    def redo(self, change: ConsolidationChange, action: str, reason: str) -> None:
+        """Say what became of a change listed before its work was done."""
+        self.counts[change.action] -= 1
+        self.counts[action] = self.counts.get(action, 0) + 1
+        if not self.counts[change.action]:
+            del self.counts[change.action]
+        at = next((i for i, c in enumerate(self.changes) if c is change), None)
+        if at is not None:
+            self.changes[at] = ConsolidationChange.model_construct(
+                step=change.step, action=action, targets=change.targets, reason=reason
+            )
 
     def add_unlisted(self, action: str, n: int) -> None:
         """Count `n` more of an action whose details were not read (beyond `LISTED`)."""

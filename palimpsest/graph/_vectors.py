@@ -2,6 +2,7 @@
 
     >>> g = rs.build_vector_generation()          # COPY every vector, then index it
     >>> rs.nearest(g, "emb", q, 10, "default", efs=400)   # [(episode id, cosine), ...]
+    >>> rs.vector_counts("default")               # (stored vectors, of them in generation g)
 
 Above the vector threshold recall searches Kùzu's HNSW index over a generation
 table `EpisodeVec<g>`: filled once by COPY from `EpisodeEmb`, indexed after the
@@ -10,6 +11,8 @@ and emptied, never dropped or refilled, when a newer generation replaces it
 (DROP TABLE is refused while indexed; DROP_VECTOR_INDEX corrupts the table;
 an emptied-then-refilled index finds nothing: notes §6.4-6.5). Rows written since
 the live generation was built are searched exactly (`recall/_vectors.py`).
+Generations are built by the nightly consolidation's `index` step and by
+`palimpsest reindex`, never by a recall: a build takes minutes at 10^5 rows.
 """
 
 from __future__ import annotations
@@ -21,12 +24,17 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ..errors import StoreError
 from ._db import Database
 
 EMB_DIM = 384  # the EpisodeEmb column type; another width needs a new table
 META_VECTOR_GEN = "recall.vector_gen"  # the live HNSW generation, "" when none
 META_VECTOR_LAST = "recall.vector_gen_last"  # the highest generation ever made
 _VEC_COLUMNS = ("emb", "ctx")
+# Kùzu 0.11.3 checkpoints right after a COPY or CREATE_VECTOR_INDEX commits, and gives
+# up after ~5 s while reads keep arriving (recall during a nightly build): the statement
+# has committed (WAL) by then, only the checkpoint waits for a quieter moment.
+_STARVED = "Timeout waiting for active transactions"
 _BATCH = 1000
 
 
@@ -41,67 +49,121 @@ class VectorGenerations:
         rows = self.db.query("MATCH (m:Meta {key: $key}) RETURN m.value AS v", key=META_VECTOR_GEN)
         return int(rows[0]["v"]) if rows and rows[0]["v"] else None
 
-    def build_vector_generation(self) -> int:
+    def build_vector_generation(self, *, publish: bool = True) -> int:
         """Copy every stored vector into a new generation table and index it (slow:
         HNSW builds at ~1.4 ms per vector and column on 2 cores, notes §2.4).
 
-        Outside any transaction: Kùzu creates indexes there only. The previous
-        generation is emptied afterwards; a crash in between leaves it live.
+        Outside any transaction: Kùzu creates indexes there only. Then it is
+        published (`publish_vector_generation`); with `publish=False` the caller
+        does that, e.g. once writers that ran during the build are excluded.
         """
-        rows = self.db.query("MATCH (m:Meta {key: $key}) RETURN m.value AS v", key=META_VECTOR_LAST)
-        g = (int(rows[0]["v"]) if rows and rows[0]["v"] else 0) + 1
-        self._set_meta(META_VECTOR_LAST, str(g))  # a failed build never reuses its name
+        g = self.last_vector_generation() + 1
+        with self.db.write():
+            self._set_meta(META_VECTOR_LAST, str(g))  # a failed build never reuses its name
         table = _gen_table(g)
-        self.db.ddl(
+        self._ddl(
             f"CREATE NODE TABLE {table}(id STRING PRIMARY KEY, namespace STRING,"
             f" emb FLOAT[{EMB_DIM}], ctx FLOAT[{EMB_DIM}])"
         )
-        self.db.ddl(
+        self._ddl(
             f"COPY {table} FROM (MATCH (x:EpisodeEmb) RETURN x.id, x.namespace, x.emb, x.ctx)"
         )
         for col in _VEC_COLUMNS:
-            self.db.ddl(
+            self._ddl(
                 f"CALL CREATE_VECTOR_INDEX('{table}', '{_gen_index(g, col)}', '{col}',"
                 " metric := 'cosine')"
             )
-        old = self.vector_generation()
-        self._set_meta(META_VECTOR_GEN, str(g))
-        if old is not None:
-            self._empty_generation(old)
+        if publish:
+            self.publish_vector_generation(g)
         return g
+
+    def _ddl(self, cypher: str) -> None:
+        try:
+            self.db.ddl(cypher)
+        except StoreError as e:
+            if _STARVED not in str(e):
+                raise
+
+    def _checkpoint(self) -> None:
+        try:
+            self.db.checkpoint()
+        except (RuntimeError, StoreError) as e:
+            if _STARVED not in str(e):
+                raise
+
+    def last_vector_generation(self) -> int:
+        """The highest generation number ever started (0: none)."""
+        rows = self.db.query("MATCH (m:Meta {key: $key}) RETURN m.value AS v", key=META_VECTOR_LAST)
+        return int(rows[0]["v"]) if rows and rows[0]["v"] else 0
+
+    def publish_vector_generation(self, g: int) -> None:
+        """Make a built generation the live one and empty the previous. Rows of episodes
+        whose vectors were deleted (erased) while it was built leave it first."""
+        self._checkpoint()  # what the build's statements could not (readers kept coming)
+        with self.db.write():  # no erase slips between the comparison and the switch
+            gone = set(_ids(self.db, f"MATCH (x:{_gen_table(g)}) RETURN x.id AS id"))
+            gone -= set(_ids(self.db, "MATCH (x:EpisodeEmb) RETURN x.id AS id"))
+            self._delete_rows(g, sorted(gone))
+            old = self.vector_generation()
+            self._set_meta(META_VECTOR_GEN, str(g))
+            if old is not None and old != g:
+                self.empty_generation(old)
 
     def retire_vector_generation(self) -> None:
         """No HNSW generation is live any more (its vectors are stale)."""
         old = self.vector_generation()
         if old is None:
             return
-        self._set_meta(META_VECTOR_GEN, "")
-        self._empty_generation(old)
+        with self.db.write():
+            self._set_meta(META_VECTOR_GEN, "")
+            self.empty_generation(old)
 
     def delete_from_generation(self, ids: Sequence[str]) -> None:
         """Erased episodes leave the live generation too (deleting rows from an indexed
         table is fine; emptying it is not)."""
         g = self.vector_generation()
         if g is not None and ids:
+            self._delete_rows(g, ids)
+
+    def _delete_rows(self, g: int, ids: Sequence[str]) -> None:
+        ids = list(ids)
+        for i in range(0, len(ids), _BATCH):
             self.db.query(
-                f"UNWIND $ids AS i MATCH (x:{_gen_table(g)} {{id: i}}) DELETE x", ids=list(ids)
+                f"UNWIND $ids AS i MATCH (x:{_gen_table(g)} {{id: i}}) DELETE x",
+                ids=ids[i : i + _BATCH],
             )
 
-    def _empty_generation(self, g: int) -> None:
+    def empty_generation(self, g: int) -> None:
+        """A replaced or abandoned generation's rows go (its table stays: see the module
+        docstring); never the live one's."""
+        if g == self.vector_generation():
+            return
         # emptied, never dropped: DROP TABLE is refused while the index exists and
         # DROP_VECTOR_INDEX corrupts the table (notes §6.4)
-        self.db.query(f"MATCH (x:{_gen_table(g)}) DELETE x")
+        with self.db.write():
+            self.db.query(f"MATCH (x:{_gen_table(g)}) DELETE x")
+
+    def vector_counts(self, namespace: str) -> tuple[int, int | None]:
+        """(vectors stored in the namespace, how many of them the live generation holds,
+        None when no generation is live): two counts, no vectors read."""
+        rows = self.db.query(
+            "MATCH (x:EpisodeEmb) WHERE x.namespace = $ns RETURN count(*) AS n", ns=namespace
+        )
+        n = int(rows[0]["n"])
+        g = self.vector_generation()
+        if g is None:
+            return n, None
+        rows = self.db.query(
+            f"MATCH (x:{_gen_table(g)}) WHERE x.namespace = $ns RETURN count(*) AS n", ns=namespace
+        )
+        return n, int(rows[0]["n"])
 
     def _set_meta(self, key: str, value: str) -> None:
         self.db.query("MERGE (m:Meta {key: $key}) SET m.value = $value", key=key, value=value)
 
     def generation_ids(self, g: int, namespace: str) -> list[str]:
-        t = _arrow(
-            self.db,
-            f"MATCH (x:{_gen_table(g)}) WHERE x.namespace = $ns RETURN x.id AS id",
-            ns=namespace,
-        )
-        return [str(v) for v in t.column("id").to_pylist()]
+        cypher = f"MATCH (x:{_gen_table(g)}) WHERE x.namespace = $ns RETURN x.id AS id"
+        return _ids(self.db, cypher, ns=namespace)
 
     def nearest(
         self, g: int, column: str, q: npt.NDArray[np.float32], k: int, namespace: str, efs: int
@@ -166,6 +228,11 @@ def _matrix(col: Any) -> npt.NDArray[np.float32]:
     parts = [np.asarray(ch.flatten().to_numpy(zero_copy_only=False)) for ch in col.chunks]
     flat = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return np.ascontiguousarray(flat, dtype=np.float32).reshape(-1, EMB_DIM)
+
+
+def _ids(db: Database, cypher: str, /, **params: Any) -> list[str]:
+    """The `id` column of a read, through Arrow (10^5 ids in a blink)."""
+    return [str(v) for v in _arrow(db, cypher, **params).column("id").to_pylist()]
 
 
 def _arrow(db: Database, cypher: str, /, **params: Any) -> pa.Table:

@@ -12,7 +12,11 @@ notes §2.4); `HnswVectors` asks Kùzu's HNSW index for the nearest `HNSW_K` row
 per vector kind and leaves the rest at 0 ("unrelated"), plus exact cosines over
 the *delta*, the rows written since its generation table was built. Which one a
 namespace gets is `choose(n, threshold)`: exact up to `DEFAULT_VECTOR_THRESHOLD`
-rows, HNSW above, so a huge memory never loads its whole matrix at open.
+rows, HNSW above once a generation exists, so a huge memory need not load its
+whole matrix at open. Recall never builds a generation (minutes at 10^5 rows):
+the nightly consolidation's `index` step does, when `stale` says so, and so does
+`palimpsest reindex`; until then recall above the threshold is exact, and with an
+older generation it searches the generation plus the delta exactly.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ I64 = npt.NDArray[np.int64]
 DEFAULT_VECTOR_THRESHOLD = 200_000
 HNSW_K = 400  # neighbours asked per vector kind; ranking prefilters to ~1000 anyway
 HNSW_EFS = 400  # search breadth; notes §2.4: efs 400 gave recall@10 0.9985 on MiniLM
-# rebuild the generation at load once this share of rows is delta (exact, in RAM)
-_DELTA_SHARE = 0.25
+# consolidation rebuilds the generation once this share of rows is delta (exact, in RAM)
+DELTA_SHARE = 0.25
 # from this many rows, the two cosine matvecs run on two threads
 _PARALLEL_ROWS = 20_000
 _POOL: ThreadPoolExecutor | None = None
@@ -46,6 +50,7 @@ __all__ = [
     "VectorIndex",
     "choose",
     "load",
+    "stale",
     "top_stable",
 ]
 
@@ -69,6 +74,10 @@ class VectorIndex(Protocol):
         """Rows n, n+1, ... (new episodes, in cache order)."""
         ...
 
+    def turn_vectors(self, rows: I64) -> F32:
+        """The turn vectors of these rows (a few: recall's diversity step)."""
+        ...
+
 
 def choose(n: int, threshold: int) -> str:
     """Which implementation a namespace of n rows gets.
@@ -77,6 +86,26 @@ def choose(n: int, threshold: int) -> str:
     ('exact', 'hnsw')
     """
     return "hnsw" if n > threshold else "exact"
+
+
+def stale(n: int, indexed: int | None, threshold: int) -> str | None:
+    """Why a namespace of n stored vectors needs a new HNSW generation, or None.
+
+    >>> stale(300_000, None, DEFAULT_VECTOR_THRESHOLD)
+    'no HNSW generation'
+    >>> stale(300_000, 280_000, DEFAULT_VECTOR_THRESHOLD) is None
+    True
+
+    `indexed`: how many of them the live generation holds (None: none is live).
+    """
+    if choose(n, threshold) == "exact":
+        return None
+    if indexed is None:
+        return "no HNSW generation"
+    delta = n - indexed
+    if delta > DELTA_SHARE * n:
+        return f"{delta} of {n} vectors are newer than the HNSW generation"
+    return None
 
 
 class ExactVectors:
@@ -127,6 +156,10 @@ class ExactVectors:
     def top(self, q: F32, k: int) -> tuple[I64, F32]:
         return _top(_matvec(self.emb, np.asarray(q, dtype=np.float32)), k)
 
+    def turn_vectors(self, rows: I64) -> F32:
+        out: F32 = self.emb[np.asarray(rows, dtype=np.int64)]
+        return out
+
     def append(self, emb: F32, ctx: F32) -> None:
         m = len(emb)
         if m == 0:
@@ -158,6 +191,7 @@ class HnswVectors:
         *,
         generation: int,
         namespace: str,
+        ids: Sequence[str],
         pos: Mapping[str, int],
         n: int,
         delta_rows: Sequence[int],
@@ -168,9 +202,11 @@ class HnswVectors:
         self.generation = generation
         self._rs = rs
         self._ns = namespace
-        self._pos = pos  # the cache's id -> row map (shared, grows with appends)
+        self._ids = ids  # the cache's rows and id -> row map (shared, grow with appends)
+        self._pos = pos
         self._n = n
         self._delta_rows = list(delta_rows)
+        self._delta_at = {r: j for j, r in enumerate(self._delta_rows)}  # row -> delta row
         self._delta = delta
         self.k = k
         self.efs = efs
@@ -212,8 +248,25 @@ class HnswVectors:
         order = np.argsort(-cos, kind="stable")[:k]
         return rows[order], cos[order]
 
+    def turn_vectors(self, rows: I64) -> F32:
+        at = self._delta_at
+        out = np.zeros((len(rows), self._delta.dim), dtype=np.float32)
+        stored = [int(r) for r in rows if int(r) not in at]
+        by_id: dict[str, F32] = {}
+        if stored:  # in the generation only: read by primary key
+            got, emb, _ = self._rs.embeddings_of([self._ids[r] for r in stored])
+            by_id = {i: emb[j] for j, i in enumerate(got)}
+        for j, r in enumerate(int(x) for x in rows):
+            if r in at:
+                out[j] = self._delta.emb[at[r]]
+            elif (v := by_id.get(self._ids[r])) is not None:
+                out[j] = v
+        return out
+
     def append(self, emb: F32, ctx: F32) -> None:
-        self._delta_rows.extend(range(self._n, self._n + len(emb)))
+        new = range(self._n, self._n + len(emb))
+        self._delta_at.update((r, len(self._delta_rows) + j) for j, r in enumerate(new))
+        self._delta_rows.extend(new)
         self._delta.append(emb, ctx)
         self._n += len(emb)
 
@@ -230,30 +283,28 @@ def load(
 ) -> VectorIndex:
     """The namespace's vector index, rows aligned with `ids` (the episode cache).
 
-    Below `threshold` rows the whole matrix is read from Kùzu (Arrow); above it
-    the live HNSW generation is used (built first when missing, or rebuilt when
-    more than a quarter of the rows are newer than it) and only the delta rows'
-    vectors are read. Rows without a stored vector stay zero (cosine 0).
+    Up to `threshold` rows, or above it while no HNSW generation is live, the
+    whole matrix is read from Kùzu (Arrow) and searched exactly; above it with a
+    live generation, that generation is searched and only the delta rows'
+    vectors are read, however many (never a build here: consolidation and
+    reindex build). Rows without a stored vector stay zero (cosine 0).
     """
     n = len(ids)
     if not with_vectors:
         return ExactVectors.of(np.zeros((n, dim), np.float32), np.zeros((n, dim), np.float32))
-    if choose(n, threshold) == "exact":
+    g = None if choose(n, threshold) == "exact" else rs.vector_generation()
+    if g is None:
         eids, e, c = rs.embeddings(namespace)
         return ExactVectors.of(*_place(pos, eids, e, c, n))
-    g = rs.vector_generation()
-    indexed: set[str] = set() if g is None else set(rs.generation_ids(g, namespace))
+    indexed = set(rs.generation_ids(g, namespace))
     delta_ids = [i for i in ids if i not in indexed]
-    if g is None or len(delta_ids) > _DELTA_SHARE * n:
-        g = rs.build_vector_generation()
-        indexed = set(rs.generation_ids(g, namespace))
-        delta_ids = [i for i in ids if i not in indexed]
     did, e, c = rs.embeddings_of(delta_ids)
     rows = [pos[i] for i in did]
     return HnswVectors(
         rs,
         generation=g,
         namespace=namespace,
+        ids=ids,
         pos=pos,
         n=n,
         delta_rows=rows,
