@@ -70,6 +70,7 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
         `progress(step)` is called as each step starts (for progress bars).
         """
         ns = self._ns(namespace)
+        self._embed_drain()  # merge reads stored name vectors; the worker needs the lock
         with self._one_run(), self._lock:
             self._flush_uses()
             started = opt_utc(now, name="now") or self.now()

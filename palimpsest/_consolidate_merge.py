@@ -14,6 +14,7 @@ before K see exactly what they saw before; nothing is deleted. `unmerge`
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ._consolidate_base import _Base
@@ -22,9 +23,12 @@ from ._core import _new_id
 from .consolidation import Cluster, Run, candidates, clusters, distinctive
 from .consolidation._merge import RELATIVE
 
-# above this many distinctive names, name similarity is skipped (embedding them all
-# each run would cost more than it finds); exact, alias and "my X" links still merge
-EMBED_MAX = 2000
+# Name vectors are written with the entities (_embed_writes.py). Names without one (a
+# memory from before migration 6, written with no embedder, or a crash between a write
+# and its vectors) are embedded and stored by this step, at most this many per run;
+# the rest wait for `palimpsest reindex` (a warning says how many).
+EMBED_MAX = 20_000
+_log = logging.getLogger("palimpsest.consolidate")
 
 
 class _Merge(_Base):
@@ -54,7 +58,7 @@ class _Merge(_Base):
         pairs = candidates(
             ents,
             linked=self._linked(ns, user, ents),
-            vectors=self._name_vectors(ents),
+            vectors=self._name_vectors(run, ents),
             new=new,
             blocked=blocked,
             exclude={user} if user else set(),
@@ -92,16 +96,35 @@ class _Merge(_Base):
                 out[eid] = next(iter(objects))
         return out
 
-    def _name_vectors(self, ents: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _name_vectors(self, run: Run, ents: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The stored name vectors of the distinctive names; missing ones embedded now."""
         things = [
             e
             for e in ents
             if e.get("type") != "value" and distinctive(e["name"]) and not RELATIVE.match(e["key"])
         ]
-        if self._embedder is None or not 1 < len(things) <= EMBED_MAX:
+        if self._embedder is None or len(things) < 2:
             return None
-        vecs = self._embedder.embed([e["name"] for e in things])
-        return {e["id"]: vecs[i] for i, e in enumerate(things)}
+        ids, matrix = self._es.names_of(run.namespace)
+        row = {e: i for i, e in enumerate(ids)}
+        out = {e["id"]: matrix[row[e["id"]]] for e in things if e["id"] in row}
+        missing = [e for e in things if e["id"] not in row]
+        if len(missing) > EMBED_MAX:
+            _log.warning(
+                "merge: %d entity names have no stored vector and were not compared by"
+                " meaning; run `palimpsest reindex` to embed them",
+                len(missing) - EMBED_MAX,
+            )
+            missing = missing[:EMBED_MAX]
+        if missing:
+            vecs = self._embedder.embed([e["name"] for e in missing])
+            out.update((e["id"], vecs[i]) for i, e in enumerate(missing))
+            if not run.dry_run:
+                with self._store.write():
+                    self._es.create_names(
+                        [e["id"] for e in missing], [run.namespace] * len(missing), vecs
+                    )
+        return out
 
     def _merge_cluster(
         self,
@@ -151,6 +174,7 @@ class _Merge(_Base):
                 # names now point elsewhere (or, rolled back, do not): drop cached lookups
                 self._forget_cache()
                 forget(self._store)
+            self._embed_flush()  # the statements of the moved claims, now under the winner
             change.targets.extend(new for _, new in moved)
             run.slots |= self._cs_slots([new for _, new in moved])
 

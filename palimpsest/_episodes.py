@@ -133,6 +133,7 @@ class _Episodes(_Writes, _Recall):
             except BaseException:
                 self._last_k, self._seq = saved
                 raise
+            self._embed_flush()  # the new names and statements, after the commit
         by_episode: dict[str, list[Fact]] = {}
         for f in facts:
             by_episode.setdefault(f.evidence[0], []).append(f)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -16,13 +17,17 @@ from .errors import (
     ValidationError,
 )
 from .graph import PredicateLog, encode
+from .graph._embeddings import EmbeddingStore
 from .models import (
     Tombstone,
 )
+from .recall._statements import statement_key
 from .temporal import Schedule, schedule_of
 
 
 class _Erasure(_Uses):
+    _embed_forget: Callable[[], None]  # _EmbedWrites': queued vectors of what may go
+
     def erase(
         self, id: str, *, reason: str | None = None, namespace: str | None = None
     ) -> list[Tombstone]:
@@ -47,6 +52,7 @@ class _Erasure(_Uses):
                     raise AlreadyErased(f"{id} was already erased", id=id)
                 raise NotFound(f"nothing with id {id[:80]!r}", id=id[:80])
             self._store.request_compaction()
+            self._embed_forget()  # queued text may be what goes now: the backfill redoes the rest
             saved = (self._last_k, self._seq)
             try:
                 with self._store.write():
@@ -86,6 +92,7 @@ class _Erasure(_Uses):
             )
             self._store.create_tombstone({**tombs[-1].model_dump(), "slot_id": None})
         slots = {a["slot_id"] for a in doomed}
+        said = {self._statement_key(a) for a in doomed if a["op"] == "assert"}
         for aid, rest in rewrite.items():
             self._store.set_assertion_evidence(aid, rest)
             slot = self._store.assertion(aid)
@@ -96,9 +103,15 @@ class _Erasure(_Uses):
             tomb = Tombstone(id=a["id"], kind="fact", erased_at=k, reason=why, namespace=ns)
             self._store.create_tombstone({**tomb.model_dump(), "slot_id": a["slot_id"]})
             tombs.append(tomb)
+        shown: set[str] = set()
         for slot in sorted(slots):
-            self._rebuild_slot(ns, slot)
-        self._store.delete_orphan_entities(ns, keep=self._speaker_ids(ns))
+            shown |= self._rebuild_slot(ns, slot)
+        # vectors derived from erased content: a statement no version shows any more
+        # (its slot is the only place one could), and the names of entities now gone
+        es = EmbeddingStore(self._store.db)
+        es.delete_statements(sorted(said - shown))
+        es.delete_names(self._store.delete_orphan_entities(ns, keep=self._speaker_ids(ns)))
+        self.__dict__.pop("_recall_stmt_vecs", None)  # recall's copies of statement vectors
         if episode is not None:
             self._forget_episodes(ns, [episode["id"]])
         return tombs
@@ -107,15 +120,22 @@ class _Erasure(_Uses):
         user = self._entity(ns, "user", field="speaker")
         return [user.id] if user else []
 
-    def _rebuild_slot(self, ns: str, slot: str) -> None:
+    def _statement_key(self, a: dict[str, Any]) -> str:
+        _, subject_id, predicate = a["slot_id"].split("\x1f")
+        subject, obj = self._name_of(subject_id), self._name_of(a["object_id"])
+        return statement_key(a["namespace"], subject, predicate, obj)
+
+    def _rebuild_slot(self, ns: str, slot: str) -> set[str]:
         """Rewrite a slot's whole version history from its log (used by erase), each
-        past view with the cardinality its predicate had then."""
+        past view with the cardinality its predicate had then; the statement keys
+        its versions show."""
         self._store.delete_versions(self._store.slot_version_ids(slot))
         log_rows = self._store.slot_log(slot)
         rows = self._versions_from_log(log_rows, self._schedule(ns, slot))
         self._store.create_versions(rows)
         log, versions = encode(log_rows, rows)
         self._store.save_slot_states([{"id": slot, "log": log, "versions": versions}])
+        return {statement_key(ns, r["subject"], r["predicate"], r["object"]) for r in rows}
 
     def _schedule(self, ns: str, slot: str) -> Schedule:
         """The slot's predicate's cardinality over transaction time: a rebuild replays

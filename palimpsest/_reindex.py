@@ -8,7 +8,11 @@ A memory records its embedder's identity and refuses another model
 (`embedder_mismatch`); `Memory.open(..., reembed=True)` accepts the new model
 and drops the old vectors, and `reindex(re_embed=True)` recomputes them all in
 batches (missing ones would otherwise be filled lazily at the next recall).
-Vectors are replaced by delete + insert, never SET (notes §6.7).
+Entity-name and fact-statement vectors (written with each fact, `_embed_writes.py`)
+are covered too: `reindex()` embeds the missing ones (a memory from before
+migration 6, or written without an embedder) and drops those of erased content;
+`re_embed` recomputes them all. Vectors are replaced by delete + insert, never SET
+(notes §6.7).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._embed_writes import _EmbedWrites
 from ._recall import _ctx_text, _predecessors, _Recall
 from .errors import ValidationError
 from .recall._vectors import DEFAULT_VECTOR_THRESHOLD as _DEFAULT_THRESHOLD
@@ -23,7 +28,7 @@ from .recall._vectors import DEFAULT_VECTOR_THRESHOLD as _DEFAULT_THRESHOLD
 Progress = Callable[[int, int], None]  # (done, total) episodes
 
 
-class _Reindex(_Recall):
+class _Reindex(_EmbedWrites, _Recall):
     """`reindex`, `warm_recall` and `vector_index_kind`."""
 
     _vector_threshold: int = _DEFAULT_THRESHOLD  # Memory.open(vector_threshold=...)
@@ -55,6 +60,7 @@ class _Reindex(_Recall):
                 field="re_embed",
             )
         rs = self._rs
+        self._embed_drain()  # what the worker still holds is stored, not backfilled twice
         with self._lock:
             spaces = rs.namespaces_with_episodes()
             tables = {ns: rs.episodes(ns) for ns in spaces}
@@ -82,6 +88,7 @@ class _Reindex(_Recall):
                 with self._store.write():
                     rs.retire_vector_generation()  # built from the old model's vectors
                     rs.set_embedder_identity(emb.identity())
+            derived = self._reindex_derived(re_embed=re_embed, batch_size=batch_size)
             # a fresh full-text index over every row (also after a tokenizer change)
             rs.rebuild_fts_index()
             self._recall_fts = True
@@ -105,7 +112,25 @@ class _Reindex(_Recall):
             "vector_path": kinds,
             "hnsw_generation": generation,
             "embedder": None if emb is None else emb.identity(),
+            **derived,
         }
+
+    def _reindex_derived(self, *, re_embed: bool, batch_size: int) -> dict[str, int]:
+        """Entity-name and statement vectors: every one recomputed (`re_embed`), or the
+        missing ones filled in and those of gone entities and statements dropped."""
+        emb = self._embedder
+        counts = {"names_embedded": 0, "statements_embedded": 0}
+        if emb is None:
+            return counts
+        es = self._rs
+        if re_embed:
+            with self._store.write():
+                es.delete_all_derived()
+        for ns in es.namespaces_with_entities():
+            names, statements = self._embed_backfill(ns, batch_size=batch_size)
+            counts["names_embedded"] += names
+            counts["statements_embedded"] += statements
+        return counts
 
     def warm_recall(self, namespace: str | None = None) -> None:
         """Load the namespace's recall cache (episode table, vectors, full-text index) now

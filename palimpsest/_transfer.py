@@ -165,6 +165,7 @@ class _Transfer(_Episodes):
             self._recall_ix().pop(ns, None)
         # search rows and vectors, as recall would write them on first use
         self._recall_backfill(ns)
+        self._embed_backfill(ns)  # entity-name and statement vectors (not exported)
         return counts
 
     def _check_empty(self, ns: str, data: ExportData) -> None:

@@ -19,11 +19,11 @@ from ._core import (
     _AUTHOR_KINDS,
     _TRUSTED,
     UNSET,
-    _Core,
     _new_id,
     _packed,
     _slot_id,
 )
+from ._embed_writes import _EmbedWrites
 from ._time import TimeLike, opt_utc
 from .errors import (
     AlreadyErased,
@@ -39,7 +39,7 @@ from .models import (
 from .transfer._format import json_lines
 
 
-class _Writes(_Core):
+class _Writes(_EmbedWrites):
     # --- writes -----------------------------------------------------------------------------
     def assert_fact(
         self,
@@ -91,7 +91,9 @@ class _Writes(_Core):
         rows = list(items)
         with self._lock:
             parsed = [self._parse_assert(ns, i, r) for i, r in enumerate(rows)]
-            return self._write_assertions(ns, parsed)
+            written = self._write_assertions(ns, parsed)
+            self._embed_flush()
+            return written
 
     def end_fact(
         self,
@@ -123,7 +125,9 @@ class _Writes(_Core):
         }
         with self._lock:
             parsed = self._parse_assert(ns, 0, item)
-            return self._write_assertions(ns, [parsed])[0]
+            written = self._write_assertions(ns, [parsed])[0]
+            self._embed_flush()
+            return written
 
     def _parse_assert(self, ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(item, Mapping):
@@ -302,6 +306,7 @@ class _Writes(_Core):
                     self._store.create_slots([_packed(st) for st in states.values() if st.new])
                     self._store.create_assertions(assertions)
                     self._apply(plan, states, k)
+            self._embed_note(ns, entities, assertions)  # committed (or joins the caller's)
         except BaseException:
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction

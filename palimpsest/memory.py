@@ -104,7 +104,9 @@ class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _R
         return self._store.directory
 
     def close(self) -> None:
-        """Close: write the recall uses still waiting, finish any pending erase compaction."""
+        """Close: write the recall uses still waiting and the vectors still being
+        embedded, finish any pending erase compaction."""
+        self._embed_stop()  # outside the lock: the embedding worker writes under it
         with self._lock:
             if not self._closed:
                 try:

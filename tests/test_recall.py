@@ -243,6 +243,20 @@ def test_real_embedder_finds_paraphrases_and_abstains(moved: Memory) -> None:
     assert moved.recall("What is my favourite football team?") == []
 
 
+def test_facts_read_by_remember_have_stored_statement_vectors(moved: Memory) -> None:
+    """Recall scores fact hits with the vectors written with them (no query-time
+    embedding of statements)."""
+    from palimpsest.recall._statements import statement_key
+
+    stored = moved._rs.statement_keys_of("default")
+    facts = moved.history(subject="user", predicate="lives_in")
+    assert facts and all(
+        statement_key("default", f.subject, f.predicate, f.object) in stored for f in facts
+    )
+    hits = [h for h in moved.recall("where does the user live?") if h.kind == "fact"]
+    assert hits and hits[0].channels["dense"] > 0
+
+
 def test_hit_is_frozen() -> None:
     h = Hit(kind="episode", text="x", score=0.5)
     with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen error type

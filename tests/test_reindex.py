@@ -103,6 +103,8 @@ def test_reindex_without_re_embed_rebuilds_search_only(tmp_path: Path, clock: Cl
             "vector_path": {"default": "exact"},
             "hnsw_generation": None,
             "embedder": emb.identity(),
+            "names_embedded": 0,
+            "statements_embedded": 0,
         }
         assert m.recall("Lisbon Friday")[0].text == TEXTS[1]
         after = _stored(m)

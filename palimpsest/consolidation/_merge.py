@@ -9,7 +9,9 @@ Evidence that two entities are one, strongest first:
 - one lists the other's name among its aliases;
 - "my sister" once the speaker's facts name exactly one sibling (`linked`);
 - embedding similarity of the names, guarded: short or low-entropy names
-  ("Al", "aaa", "123") never merge on similarity alone.
+  ("Al", "aaa", "123") never merge on similarity alone. Every distinctive name of
+  the namespace is compared (blocked matrix products, `similar_pairs`); a run
+  after a watermark compares only the names new since then against all.
 Pairs become a graph; each connected component is one entity. The winner is a
 proper name (not "my …"), then the oldest, then the longest name. Values (ages,
 dates) never merge by similarity. Pairs a user has unmerged are never proposed again.
@@ -143,13 +145,46 @@ def _similar(
         return
     m = np.stack([vectors[e["id"]] for e in pool]).astype(np.float32)
     m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-    rows = [i for i, e in enumerate(pool) if new is None or e["id"] in new]
-    for i in rows:
-        sims = m @ m[i]
-        for j in np.nonzero(sims >= SIMILARITY)[0]:
-            if int(j) != i:
-                s = float(sims[j])
-                add(pool[i]["id"], pool[int(j)]["id"], f"names {s:.2f} similar")
+    rows = None if new is None else [i for i, e in enumerate(pool) if e["id"] in new]
+    for i, j, s in similar_pairs(m, rows):
+        add(pool[i]["id"], pool[j]["id"], f"names {s:.2f} similar")
+
+
+def similar_pairs(
+    m: npt.NDArray[np.float32], rows: Sequence[int] | None = None, *, cells: int = 1 << 24
+) -> list[tuple[int, int, float]]:
+    """Index pairs (i, j, cosine) of unit rows of `m` at least `SIMILARITY` alike.
+
+    >>> similar_pairs(np.eye(3, dtype=np.float32))
+    []
+
+    Blocked matrix products, each block at most `cells` similarities (64 MB), so all
+    names of a large namespace are compared without a names-by-names matrix. `rows`:
+    only pairs with one of these (the names new since the last run) against all;
+    None: every pair, each block against itself and the rows after it. (Products in
+    64 principal dimensions first, then exact checks, measured 2.7x slower at 40k
+    names: the threshold pass over the scores costs as much as the product.)
+    """
+    n = len(m)
+    step = max(1, cells // max(n, 1))
+    out: list[tuple[int, int, float]] = []
+    if rows is None:
+        for a in range(0, n, step):
+            sims = m[a : a + step] @ m[a:].T
+            ii, jj = np.nonzero(sims >= SIMILARITY)
+            for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
+                if i < j:  # j counts from a too: the upper triangle only
+                    out.append((a + i, a + j, float(sims[i, j])))
+        return out
+    picked = np.asarray(rows, dtype=np.int64)
+    for a in range(0, len(picked), step):
+        block = picked[a : a + step]
+        sims = m[block] @ m.T
+        ii, jj = np.nonzero(sims >= SIMILARITY)
+        for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
+            if int(block[i]) != j:
+                out.append((int(block[i]), j, float(sims[i, j])))
+    return out
 
 
 def clusters(pairs: Sequence[Pair], entities: Sequence[Mapping[str, Any]]) -> list[Cluster]:

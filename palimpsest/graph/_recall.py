@@ -24,6 +24,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ._db import Database, Row
+from ._embeddings import EmbeddingStore
 from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
 
 __all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "RecallStore"]
@@ -41,8 +42,9 @@ _TERM_HITS = (
 )
 
 
-class RecallStore(VectorGenerations):
-    """Recall's slice of the Kùzu store (one per open `Database`)."""
+class RecallStore(EmbeddingStore, VectorGenerations):
+    """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
+    statement vectors come from `EmbeddingStore`."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -134,10 +136,12 @@ class RecallStore(VectorGenerations):
 
     def delete_all_embeddings(self) -> int:
         """For `reembed`: no vector index sits on the table, so emptying it is safe.
-        The HNSW generation holds the old model's vectors: it is retired too."""
+        The HNSW generation holds the old model's vectors: it is retired too, and so
+        are the name and statement vectors. The count is of episode vectors."""
         n = self.db.query("MATCH (x:EpisodeEmb) RETURN count(*) AS c")[0]["c"]
         self.db.query("MATCH (x:EpisodeEmb) DELETE x")
         self.retire_vector_generation()
+        self.delete_all_derived()
         return int(n)
 
     def delete_embeddings(self, episode_ids: Sequence[str]) -> None:

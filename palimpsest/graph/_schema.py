@@ -5,7 +5,7 @@
 
 Never edit a released migration: add the next one. Table names are
 case-insensitive in Kùzu, so no node and rel table may differ only by case.
-Embeddings will live in their own node tables (never SET, never emptied: see
+Embeddings live in their own node tables (never SET, never emptied: see
 the vector-index bugs in notes/kuzu-0.11.3.md §6).
 """
 
@@ -114,12 +114,32 @@ _V5 = (
     " aliases STRING[], inverse STRING, object_kind STRING, origin STRING)",
 )
 
+# --- migration 6: entity-name and fact-statement vectors ------------------------------------
+# Embedded once at write time (graph/_embeddings.py), never SET, no index on them.
+# EntityNameEmb is keyed by entity id. StatementEmb is keyed by namespace + a hash of
+# (subject, predicate, object) as the statement shows them: every version, replay,
+# reconcile and promotion of one claim shows the same statement, so it is embedded
+# once however many versions carry it, and recall finds it from the text it shows.
+# Besides the whole statement it keeps the statement without its subject: recall
+# compares a question with the statement minus the names the question spoke
+# (recall/_facts.py), and on LoCoMo that was the subject for 99% of the statements
+# scored (the whole statement for 0.5%; the rest are embedded at query time). Erase
+# drops a statement's row once no version in the namespace shows it any more, and an
+# erased entity's name row.
+_V6 = (
+    "CREATE NODE TABLE IF NOT EXISTS EntityNameEmb(id STRING PRIMARY KEY, namespace STRING,"
+    " emb FLOAT[384])",
+    "CREATE NODE TABLE IF NOT EXISTS StatementEmb(id STRING PRIMARY KEY, namespace STRING,"
+    " emb FLOAT[384], nosubj FLOAT[384])",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "bitemporal core", _V1),
     Migration(2, "recall: episode search text and embeddings", _V2),
     Migration(3, "consolidation: merges, contests, duplicates, decisions", _V3),
     Migration(4, "reinforcement: episode uses", _V4),
     Migration(5, "predicate-definition history", _V5),
+    Migration(6, "entity-name and fact-statement vectors", _V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -28,6 +28,7 @@ from ..models import Fact, Hit
 from ..temporal import version_status
 from . import _expand as xp
 from . import ranking as rk
+from ._statements import statement_key, statement_text, variants
 from ._text import STOPWORDS, query_words
 
 if TYPE_CHECKING:
@@ -54,18 +55,40 @@ class _FactRecall(_Core):
     def _rs(self) -> RecallStore:
         raise NotImplementedError  # _Recall's
 
-    def _statement_vectors(self, statements: Sequence[str]) -> F32:
-        """Vectors of fact statements, embedded once per open memory (a query about the
-        user meets the same few dozen statements again and again)."""
-        assert self._embedder is not None
+    def _stored_statements(self, ns: str, facts: Sequence[Fact], spoken: Sequence[str]) -> F32:
+        """Each fact's statement vector without the names the question spoke: the one
+        written with the fact (whole, or without its subject), read once per open
+        memory (a query about the user meets the same few dozen statements again and
+        again). A statement stored without vectors (written with no embedder, or by a
+        run that crashed before its vectors) or stripped some other way is embedded."""
         cache: dict[str, F32] | None = getattr(self, "_recall_stmt_vecs", None)
         if cache is None or len(cache) > _STATEMENT_CACHE:
             cache = self._recall_stmt_vecs = {}
-        todo = sorted({t for t in statements if t not in cache})
+        want: list[tuple[str, str]] = []  # (cache key, the text it is the vector of)
+        lookup: set[str] = set()
+        for f in facts:
+            forms = variants(f.subject, f.predicate, f.object)
+            plain = (rk.strip_names(forms[0], spoken) or forms[0]) if spoken else forms[0]
+            if plain in forms:
+                key = statement_key(ns, f.subject, f.predicate, f.object)
+                slot = f"\x1f{key}\x1f{forms.index(plain)}"  # no statement holds \x1f
+                if slot not in cache:
+                    lookup.add(key)
+                want.append((slot, plain))
+            else:
+                want.append((plain, plain))
+        if lookup:
+            for key, vecs in self._rs.statement_vectors(sorted(lookup)).items():
+                for n, vec in enumerate(vecs):
+                    cache[f"\x1f{key}\x1f{n}"] = vec
+        todo = sorted({(c, t) for c, t in want if c not in cache})
         if todo:
-            for t, vec in zip(todo, self._embedder.embed(todo), strict=True):
-                cache[t] = vec
-        return np.stack([cache[t] for t in statements])
+            assert self._embedder is not None
+            made = self._embedder.embed(sorted({t for _, t in todo}))
+            by_text = dict(zip(sorted({t for _, t in todo}), made, strict=True))
+            for c, t in todo:
+                cache[c] = by_text[t]
+        return np.stack([cache[c] for c, _ in want])
 
     def _named_entities(self, ns: str, query: str) -> dict[str, str]:
         """Stored entities the query names (word n-grams up to 3, and "I"/"my"): their
@@ -176,11 +199,11 @@ class _FactRecall(_Core):
             )
             for r, _ in holding
         ]
-        statements = [_statement(f) for f in facts]
+        statements = [statement_text(f.subject, f.predicate, f.object) for f in facts]
         if self._embedder is not None:
             q = self._embedder.embed([dense_query])[0]
-            plain = [rk.strip_names(t, spoken) or t for t in statements] if content else statements
-            dense = rk.cosine_to_unit(self._statement_vectors(plain) @ q)
+            vecs = self._stored_statements(ns, facts, spoken if content else [])
+            dense = rk.cosine_to_unit(vecs @ q)
         else:
             dense = np.zeros(len(facts), dtype=np.float32)
         scores = rk.fuse_weighted([lexical, dense], [params.w_bm25, params.w_dense])
@@ -210,9 +233,5 @@ class _FactRecall(_Core):
         return hits, ended
 
 
-def _statement(f: Fact) -> str:
-    return f"{f.subject} {f.predicate.replace('_', ' ')} {f.object}"
-
-
 def _row_statement(r: Mapping[str, Any]) -> str:
-    return f"{r['subject']} {str(r['predicate']).replace('_', ' ')} {r['object']}"
+    return statement_text(r["subject"], str(r["predicate"]), r["object"])

@@ -202,6 +202,19 @@ class SentenceTransformerEmbedder:
         self._cache_lock = threading.Lock()
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (loading it takes seconds): write-time
+        vectors wait for something else to load it (`_embed_writes.py`).
+
+        >>> SentenceTransformerEmbedder("/nowhere").loaded
+        False
+        """
+        path = self._model_path
+        if path is None:
+            return False  # resolving the default path imports the model package
+        return f"{path.resolve()}|{self._device}" in _MODEL_CACHE
+
+    @property
     def model_path(self) -> Path:
         """Directory holding the model files (the bundled one unless given)."""
         if self._model_path is None:

@@ -1,0 +1,191 @@
+"""Entity-name and fact-statement vectors (migration 6): written once, read by recall and merge.
+
+    >>> es = EmbeddingStore(store.db)
+    >>> es.create_names(["en_1"], ["default"], vectors)
+    >>> es.name_vectors(["en_1"])["en_1"].shape
+    (384,)
+
+Rows are inserted with `LOAD FROM` Arrow (WAL-logged: no checkpoint at commit) and
+never SET; a new model's vectors replace the old by delete + insert (notes §6.7).
+No vector index sits on these tables: merge and recall read them into numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ._db import Database
+from ._vectors import _arrow, _fixed, _matrix
+
+F32 = npt.NDArray[np.float32]
+_BATCH = 1000
+
+
+class EmbeddingStore:
+    """The vector tables of entity names and fact statements (one per open `Database`)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- entity names -------------------------------------------------------------------
+    def create_names(self, ids: Sequence[str], namespaces: Sequence[str], emb: F32) -> None:
+        """One row per entity; ids already stored are skipped (a retried write)."""
+        self._insert("EntityNameEmb", self.name_ids(ids), ids, namespaces, {"emb": emb})
+
+    def name_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these entities have a name vector."""
+        return set(self._lookup("EntityNameEmb", ids, "x.id AS id").column("id").to_pylist())
+
+    def name_vectors(self, ids: Sequence[str]) -> dict[str, F32]:
+        t = self._lookup("EntityNameEmb", ids, "x.id AS id, x.emb AS emb")
+        m = _matrix(t.column("emb"))
+        return {str(e): m[i] for i, e in enumerate(t.column("id").to_pylist())}
+
+    def names_of(self, namespace: str) -> tuple[list[str], F32]:
+        """Every name vector of the namespace: (entity ids, matrix), one Arrow read."""
+        t = _arrow(
+            self.db,
+            "MATCH (x:EntityNameEmb) WHERE x.namespace = $ns RETURN x.id AS id, x.emb AS emb",
+            ns=namespace,
+        )
+        return [str(v) for v in t.column("id").to_pylist()], _matrix(t.column("emb"))
+
+    def entities_without_names(self, namespace: str) -> list[tuple[str, str]]:
+        """(id, name) of the namespace's entities with no name vector (backfill); values
+        (ages, dates) have none."""
+        ents = _arrow(
+            self.db,
+            "MATCH (e:Entity) WHERE e.namespace = $ns AND (e.type IS NULL OR e.type <> $value)"
+            " RETURN e.id AS id, e.name AS name",
+            ns=namespace,
+            value="value",
+        )
+        have = set(
+            _arrow(
+                self.db,
+                "MATCH (x:EntityNameEmb) WHERE x.namespace = $ns RETURN x.id AS id",
+                ns=namespace,
+            )
+            .column("id")
+            .to_pylist()
+        )
+        pairs = zip(ents.column("id").to_pylist(), ents.column("name").to_pylist(), strict=True)
+        return [(str(i), str(n)) for i, n in pairs if i not in have]
+
+    def delete_names(self, ids: Sequence[str]) -> None:
+        self._delete("EntityNameEmb", ids)
+
+    def orphan_names(self, namespace: str) -> list[str]:
+        """Name vectors whose entity is gone (an erase, or one interrupted before cleanup)."""
+        have = set(
+            _arrow(
+                self.db, "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.id AS id", ns=namespace
+            )
+            .column("id")
+            .to_pylist()
+        )
+        ids, _ = self.names_of(namespace)
+        return [i for i in ids if i not in have]
+
+    # --- fact statements ------------------------------------------------------------------
+    def create_statements(
+        self, ids: Sequence[str], namespaces: Sequence[str], vectors: Sequence[F32]
+    ) -> None:
+        """One row per statement key: `vectors` are (whole, without subject), each
+        (n, 384). Keys already stored are skipped."""
+        columns = dict(zip(("emb", "nosubj"), vectors, strict=True))
+        self._insert("StatementEmb", self.statement_ids(ids), ids, namespaces, columns)
+
+    def statement_ids(self, ids: Sequence[str]) -> set[str]:
+        return set(self._lookup("StatementEmb", ids, "x.id AS id").column("id").to_pylist())
+
+    def statement_vectors(self, ids: Sequence[str]) -> dict[str, tuple[F32, F32]]:
+        """key -> (whole, without subject) for the keys stored."""
+        t = self._lookup("StatementEmb", ids, "x.id AS id, x.emb AS emb, x.nosubj AS a")
+        whole, a = (_matrix(t.column(c)) for c in ("emb", "a"))
+        return {str(k): (whole[i], a[i]) for i, k in enumerate(t.column("id").to_pylist())}
+
+    def statement_rows(self, namespace: str) -> list[tuple[str, str, str | None]]:
+        """Distinct (subject, predicate, object) of every version in the namespace."""
+        t = _arrow(
+            self.db,
+            "MATCH (f:Fact) WHERE f.namespace = $ns"
+            " RETURN DISTINCT f.subject AS s, f.predicate AS p, f.object AS o",
+            ns=namespace,
+        )
+        cols = (t.column(c).to_pylist() for c in ("s", "p", "o"))
+        return [(str(s), str(p), o) for s, p, o in zip(*cols, strict=True)]
+
+    def statement_keys_of(self, namespace: str) -> set[str]:
+        t = _arrow(
+            self.db,
+            "MATCH (x:StatementEmb) WHERE x.namespace = $ns RETURN x.id AS id",
+            ns=namespace,
+        )
+        return {str(v) for v in t.column("id").to_pylist()}
+
+    def delete_statements(self, ids: Sequence[str]) -> None:
+        self._delete("StatementEmb", ids)
+
+    # --- both ------------------------------------------------------------------------------
+    def namespaces_with_entities(self) -> list[str]:
+        rows = self.db.query("MATCH (e:Entity) RETURN DISTINCT e.namespace AS ns")
+        return sorted(str(r["ns"]) for r in rows)
+
+    def delete_all_derived(self) -> int:
+        """Every name and statement vector (a new model replaces them all); how many."""
+        n = 0
+        for table in ("EntityNameEmb", "StatementEmb"):
+            n += int(self.db.query(f"MATCH (x:{table}) RETURN count(*) AS c")[0]["c"])
+            self.db.query(f"MATCH (x:{table}) DELETE x")
+        return n
+
+    def _insert(
+        self,
+        table: str,
+        have: set[str],
+        ids: Sequence[str],
+        namespaces: Sequence[str],
+        columns: dict[str, F32],
+    ) -> None:
+        """`LOAD FROM` Arrow the rows whose id is not in `have` (names are ours)."""
+        keep = [i for i, key in enumerate(ids) if key not in have]
+        if not keep:
+            return
+        data = pa.table(
+            [
+                pa.array([ids[i] for i in keep], pa.string()),
+                pa.array([namespaces[i] for i in keep], pa.string()),
+                *(_fixed(m[keep]) for m in columns.values()),
+            ],
+            names=["id", "namespace", *columns],
+        )
+        props = ", ".join(f"{c}: {c}" for c in ("id", "namespace", *columns))
+        self.db.load(f"LOAD FROM $t CREATE (:{table} {{{props}}})", data)
+
+    def _lookup(self, table: str, ids: Sequence[str], returns: str) -> pa.Table:
+        """Primary-key lookups in batches, as one Arrow table (`table` is ours)."""
+        keys = sorted(set(ids))
+        parts: list[pa.Table] = []
+        for i in range(0, len(keys), _BATCH):
+            parts.append(
+                _arrow(
+                    self.db,
+                    f"UNWIND $ids AS i MATCH (x:{table} {{id: i}}) RETURN {returns}",
+                    ids=keys[i : i + _BATCH],
+                )
+            )
+        if not parts:
+            return _arrow(self.db, f"MATCH (x:{table}) WHERE false RETURN {returns}")
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def _delete(self, table: str, ids: Sequence[str]) -> None:
+        keys = sorted(set(ids))
+        for i in range(0, len(keys), _BATCH):
+            self.db.query(
+                f"UNWIND $ids AS i MATCH (x:{table} {{id: i}}) DELETE x", ids=keys[i : i + _BATCH]
+            )

@@ -1,0 +1,349 @@
+"""Entity names and fact statements are embedded once, at write time, and used by recall,
+merge, reindex and erase (migration 6)."""
+
+from __future__ import annotations
+
+import random
+import string
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from palimpsest import Memory
+from palimpsest.recall import HashingEmbedder
+from palimpsest.recall._statements import statement_key, variants
+
+from .conftest import Clock
+
+
+class Counting(HashingEmbedder):
+    """The fake embedder, counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
+def _open(path: Path, clock: Clock, embedder: object = None) -> Memory:
+    return Memory.open(path, clock=clock, extractor=None, embedder=embedder)  # type: ignore[arg-type]
+
+
+def _names(mem: Memory) -> dict[str, str]:
+    """entity name -> id, of the entities with a stored name vector."""
+    mem._embed_drain()  # the worker embeds after the write returns
+    ids, _ = mem._rs.names_of(mem.namespace)
+    rows = mem._store.entities_by_ids(ids)
+    return {r["name"]: r["id"] for r in rows}
+
+
+def _statements(mem: Memory) -> set[str]:
+    mem._embed_drain()
+    return mem._rs.statement_keys_of(mem.namespace)
+
+
+def _key(s: str, p: str, o: str) -> str:
+    return statement_key("default", s, p, o)
+
+
+def test_writes_embed_new_names_and_statements_once(tmp_path: Path, clock: Clock) -> None:
+    emb = Counting()
+    with _open(tmp_path / "m", clock, emb) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        assert set(_names(m)) == {"Mira", "Sydney"}
+        key = _key("Mira", "lives_in", "Sydney")
+        assert _statements(m) == {key}
+        whole, nosubj = m._rs.statement_vectors([key])[key]
+        want = emb.embed(list(variants("Mira", "lives_in", "Sydney")))
+        assert np.allclose(np.stack([whole, nosubj]), want, atol=1e-6)
+        emb.texts.clear()
+        # the same claim again, and an end: nothing new to embed
+        clock.tick()
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        m.end_fact("Mira", "lives_in", "Sydney")
+        m._embed_drain()
+        assert emb.texts == []
+        m.assert_many(
+            [
+                {"subject": "Mira", "predicate": "likes", "object": "jazz"},
+                {"subject": "user", "predicate": "knows", "object": "Mira"},
+            ]
+        )
+        m._embed_drain()
+        assert {"jazz", "user", "Mira likes jazz", "knows Mira"} <= set(emb.texts)
+        assert set(_names(m)) == {"Mira", "Sydney", "jazz", "user"}
+        m.import_facts(['{"subject": "Ana", "predicate": "works_at", "object": "Acme"}'])
+        assert {"Ana", "Acme"} <= set(_names(m))
+        assert _key("Ana", "works_at", "Acme") in _statements(m)
+        assert len(_statements(m)) == 4
+
+
+def test_no_embedder_writes_no_vectors_and_reindex_backfills(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m"
+    with _open(path, clock) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        m.assert_fact("Mira", "likes", "jazz")
+        assert _names(m) == {} and _statements(m) == set()
+    with _open(path, clock, HashingEmbedder()) as m:
+        # recall embeds what is missing meanwhile
+        hits = [h for h in m.recall("what does Mira like?", k=5) if h.kind == "fact"]
+        assert hits and hits[0].text == "Mira likes jazz"
+        report = m.reindex()
+        assert report["names_embedded"] == 3 and report["statements_embedded"] == 2
+        assert set(_names(m)) == {"Mira", "Sydney", "jazz"}
+        assert m.reindex()["statements_embedded"] == 0  # nothing left to fill
+
+
+def test_recall_uses_stored_statement_vectors(tmp_path: Path, clock: Clock) -> None:
+    emb = Counting()
+    with _open(tmp_path / "m", clock, emb) as m:
+        m.assert_many(
+            [
+                {"subject": "Mira", "predicate": "lives_in", "object": "Sydney"},
+                {"subject": "Mira", "predicate": "likes", "object": "jazz"},
+                {"subject": "Mira", "predicate": "works_at", "object": "Acme"},
+            ]
+        )
+        m._embed_drain()
+        emb.texts.clear()
+        hits = [h for h in m.recall("where does Mira live?", k=5) if h.kind == "fact"]
+        assert hits[0].text == "Mira lives in Sydney"
+        # only the question (its name stripped) was embedded, no statement
+        assert not any("Sydney" in t or "jazz" in t for t in emb.texts)
+
+
+def test_a_lost_flush_is_recalled_and_backfilled(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between a write's commit and its vectors' write loses only vectors."""
+    path = tmp_path / "m"
+    with _open(path, clock, HashingEmbedder()) as m:
+        monkeypatch.setattr(type(m), "_embed_flush", lambda self: None)
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        assert _statements(m) == set()
+    monkeypatch.undo()
+    with _open(path, clock, HashingEmbedder()) as m:
+        assert m.recall("where does Mira live?", k=3)[0].text == "Mira lives in Sydney"
+        assert m.reindex()["statements_embedded"] == 1
+        assert _statements(m) == {_key("Mira", "lives_in", "Sydney")}
+
+
+def test_erase_removes_derived_vectors(tmp_path: Path, clock: Clock) -> None:
+    with _open(tmp_path / "m", clock, HashingEmbedder()) as m:
+        ep = m.remember("notes about Zanzibar", speaker="user")
+        a = m.assert_fact("Mira", "visited", "Zanzibar", evidence=[ep.id])
+        clock.tick()
+        b = m.assert_fact("Mira", "likes", "jazz")
+        clock.tick()
+        c = m.assert_fact("Mira", "likes", "jazz")  # the same statement twice
+        m._embed_drain()
+        before = set(m._rs.names_of("default")[0])
+        m.erase(b.id)
+        # still shown by c's version
+        assert _key("Mira", "likes", "jazz") in _statements(m)
+        m.erase(ep.id)  # takes the assertion resting on it alone
+        assert _key("Mira", "visited", "Zanzibar") not in _statements(m)
+        after = set(m._rs.names_of("default")[0])
+        assert len(before - after) == 1 and m._rs.orphan_names("default") == []
+        assert "Zanzibar" not in _names(m)
+        m.erase(c.id)
+        assert _statements(m) == set()
+        # Mira keeps her (now empty) slots, so her entity and its vector stay
+        assert m._rs.orphan_names("default") == [] and a.id != c.id
+
+
+def test_re_embed_replaces_name_and_statement_vectors(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "m"
+    with _open(path, clock, HashingEmbedder()) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+
+    class Other(HashingEmbedder):
+        def identity(self) -> str:
+            return "other@1"
+
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            return np.roll(super().embed(texts), 5, axis=1)
+
+    other = Other()
+    with Memory.open(path, clock=clock, extractor=None, embedder=other, reembed=True) as m:
+        assert _statements(m) == set()  # the old model's vectors went with reembed
+        report = m.reindex(re_embed=True)
+        assert report["names_embedded"] == 2 and report["statements_embedded"] == 1
+        ids, mat = m._rs.names_of("default")
+        names = {r["id"]: r["name"] for r in m._store.entities_by_ids(ids)}
+        assert np.allclose(mat, other.embed([names[i] for i in ids]), atol=1e-6)
+
+
+def _filler(n: int) -> list[str]:
+    rng = random.Random(3)
+    out = set()
+    while len(out) < n:
+        words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(5, 9))) for _ in "ab"]
+        out.add(" ".join(w.capitalize() for w in words))
+    return sorted(out)
+
+
+def _likers(mem: Memory, names: Sequence[str]) -> None:
+    mem.assert_many([{"subject": n, "predicate": "likes", "object": "jazz"} for n in names])
+
+
+def _one_similar_merge(mem: Memory, names: set[str]) -> None:
+    report = mem.consolidate()
+    assert report.counts.get("merged") == 1, report.changes
+    merge = mem.merges()[0]
+    assert {merge["winner_name"], merge["loser_name"]} == names
+    assert "similar" in merge["reason"]
+
+
+def test_merge_compares_all_names_beyond_two_thousand(tmp_path: Path, clock: Clock) -> None:
+    emb = Counting()
+    with _open(tmp_path / "m", clock, emb) as m:
+        names = [*_filler(2400), "Bartholomew Kowalczyk"]
+        _likers(m, names)
+        first = m.consolidate()
+        assert first.counts.get("merged", 0) == 0
+        clock.tick(days=1)
+        m.assert_fact("Bartholomew Kowalczyk Jr", "likes", "chess")
+        emb.texts.clear()
+        # incremental: the new name against all 2,401
+        _one_similar_merge(m, {"Bartholomew Kowalczyk", "Bartholomew Kowalczyk Jr"})
+        # the stored vectors served: no name was embedded by the merge step
+        assert not any(t in names for t in emb.texts)
+
+
+def test_merge_without_watermark_and_missing_vectors(tmp_path: Path, clock: Clock) -> None:
+    """A memory written with no embedder: the merge step embeds and stores the names."""
+    path = tmp_path / "m"
+    with _open(path, clock) as m:
+        _likers(m, [*_filler(2100), "Bartholomew Kowalczyk", "Bartholomew Kowalczyk Jr"])
+    with _open(path, clock, HashingEmbedder()) as m:
+        report = m.consolidate()
+        assert report.counts.get("merged") == 1
+        assert len(_names(m)) >= 2100
+
+
+@pytest.mark.models
+def test_merge_with_the_real_model(tmp_path: Path, clock: Clock) -> None:
+    """MiniLM over 2,101 names: written without vectors (the merge step embeds and
+    stores them), then one new similar name is compared with all of them."""
+    from palimpsest.recall import SentenceTransformerEmbedder
+
+    path = tmp_path / "m"
+    with _open(path, clock) as m:
+        _likers(m, [*_filler(2100), "Café Rio Lisbon"])
+    with _open(path, clock, SentenceTransformerEmbedder()) as m:
+        assert m.consolidate().counts.get("merged", 0) == 0
+        assert len(_names(m)) >= 2101
+        clock.tick(days=1)
+        m.assert_fact("Cafe Rio of Lisbon", "located_in", "Lisbon")
+        _one_similar_merge(m, {"Café Rio Lisbon", "Cafe Rio of Lisbon"})
+
+
+@pytest.mark.models
+def test_remember_with_the_extractor_embeds_what_it_read(tmp_path: Path, clock: Clock) -> None:
+    from palimpsest.extraction import SpacyExtractor
+
+    emb = HashingEmbedder()
+    with Memory.open(tmp_path / "m", clock=clock, extractor=SpacyExtractor(), embedder=emb) as m:
+        ep = m.remember("I moved to Berlin in June 2024.", occurred_at="2024-07-02T10:00:00Z")
+        assert ep.facts
+        keys = {statement_key("default", "user", f.predicate, f.object) for f in ep.facts}
+        assert keys <= _statements(m)
+        assert "Berlin" in _names(m)
+
+
+def test_similar_pairs_blocks_agree_with_one_product() -> None:
+    from palimpsest.consolidation._merge import SIMILARITY, similar_pairs
+
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((600, 384)).astype(np.float32)
+    m[7] = m[500] + 0.1 * m[8]
+    m[300] = m[20] + 0.3 * m[21]  # about 0.96: a pair
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    full = m @ m.T
+    want = {(i, j) for i, j in zip(*np.nonzero(full >= SIMILARITY), strict=True) if i < j}
+    assert want == {(7, 500), (20, 300)}
+    for cells in (1 << 24, 1000, 1):  # one block, many, one row each
+        assert {(i, j) for i, j, _ in similar_pairs(m, cells=cells)} == want
+        assert {(i, j) for i, j, _ in similar_pairs(m, [500, 20], cells=cells)} == {
+            (500, 7),
+            (20, 300),
+        }
+
+
+class Gated(HashingEmbedder):
+    """The fake embedder, held at a gate: what a write costs while the model runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if threading.current_thread() is not threading.main_thread():
+            self.entered.set()
+            assert self.gate.wait(30), "gate never opened"
+        return super().embed(texts)
+
+
+def test_writes_return_while_the_worker_embeds(tmp_path: Path, clock: Clock) -> None:
+    emb = Gated()
+    with _open(tmp_path / "m", clock, emb) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        assert emb.entered.wait(30)  # the worker is in the model...
+        m.assert_fact("Ana", "works_at", "Acme")  # ...and writes do not wait for it
+        assert [f.object for f in m.facts("Ana", "works_at")] == ["Acme"]
+        emb.gate.set()
+        assert _statements(m) == {
+            _key("Mira", "lives_in", "Sydney"),
+            _key("Ana", "works_at", "Acme"),
+        }
+
+
+def test_close_stores_what_is_queued(tmp_path: Path, clock: Clock) -> None:
+    emb = Gated()
+    path = tmp_path / "m"
+    m = _open(path, clock, emb)
+    m.assert_many([{"subject": f"P{i}", "predicate": "likes", "object": "jazz"} for i in range(5)])
+    assert emb.entered.wait(30)
+    emb.gate.set()
+    m.close()
+    with _open(path, clock) as m:
+        assert len(_statements(m)) == 5 and len(_names(m)) == 6
+
+
+def test_an_erase_while_embedding_keeps_erased_text_out(tmp_path: Path, clock: Clock) -> None:
+    emb = Gated()
+    with _open(tmp_path / "m", clock, emb) as m:
+        f = m.assert_fact("Mira", "visited", "Zanzibar")
+        assert emb.entered.wait(30)
+        m.erase(f.id)  # the batch holding its statement is being embedded now
+        emb.gate.set()
+        assert _statements(m) == set()
+        assert "Zanzibar" not in _names(m)
+
+
+class Cold(Counting):
+    """A model still on disk: loaded only when something embeds a query or an episode."""
+
+    loaded = False
+
+
+def test_a_fact_write_never_loads_the_model(tmp_path: Path, clock: Clock) -> None:
+    emb = Cold()
+    path = tmp_path / "m"
+    with _open(path, clock, emb) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+    assert emb.texts == []  # closed without loading it: left to the backfill
+    with _open(path, clock, emb) as m:
+        assert m.reindex()["statements_embedded"] == 1
+        m.assert_fact("Ana", "works_at", "Acme")
+        assert m._embed_q.thread is None  # queued; no worker loading the model
+        assert _key("Ana", "works_at", "Acme") in _statements(m)  # asked for: embedded
