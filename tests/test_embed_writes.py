@@ -278,6 +278,39 @@ def test_similar_pairs_blocks_agree_with_one_product() -> None:
         }
 
 
+def test_similar_pairs_keep_each_names_best_few() -> None:
+    """Names that all look alike must not yield every pair (148k such names were an
+    out-of-memory kill): each row keeps its `per_row` best partners."""
+    from palimpsest.consolidation._merge import similar_pairs
+
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(384).astype(np.float32)
+    m = base + 0.05 * rng.standard_normal((300, 384)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)  # every pair above the threshold
+    for rows in (None, list(range(0, 300, 7))):
+        for cells in (1 << 24, 5000):
+            pairs = similar_pairs(m, rows, cells=cells, per_row=3)
+            firsts = [i for i, _, _ in pairs]
+            assert max(firsts.count(i) for i in set(firsts)) <= 3
+            full = m @ m.T
+            for i, j, s in pairs:  # each kept pair is among that row's best
+                assert i != j and abs(full[i, j] - s) < 1e-5
+                others = np.delete(full[i], [i] if rows is not None else list(range(i + 1)))
+                assert s >= np.sort(others)[-min(3, len(others))] - 1e-5
+
+
+def test_names_differing_in_numbers_are_not_merged_by_similarity() -> None:
+    from palimpsest.consolidation._merge import candidates
+
+    ents = [
+        {"id": f"e{i}", "name": name, "key": name.lower(), "type": "thing", "aliases": []}
+        for i, name in enumerate(["Meeting Room 101", "Meeting Room 102", "Meeting Room 101A"])
+    ]
+    v = np.ones(384, np.float32)  # identical vectors: only the guard can tell them apart
+    pairs = candidates(ents, vectors={e["id"]: v for e in ents})
+    assert [(p.a, p.b) for p in pairs] == [("e0", "e2")]  # same number, letters aside
+
+
 class Gated(HashingEmbedder):
     """The fake embedder, held at a gate: what a write costs while the model runs."""
 

@@ -9,9 +9,11 @@ Evidence that two entities are one, strongest first:
 - one lists the other's name among its aliases;
 - "my sister" once the speaker's facts name exactly one sibling (`linked`);
 - embedding similarity of the names, guarded: short or low-entropy names
-  ("Al", "aaa", "123") never merge on similarity alone. Every distinctive name of
-  the namespace is compared (blocked matrix products, `similar_pairs`); a run
-  after a watermark compares only the names new since then against all.
+  ("Al", "aaa", "123") never merge on similarity alone, nor do names whose numbers
+  differ ("Room 101", "Room 102"). Every distinctive name of the namespace is
+  compared with those carrying the same numbers (blocked matrix products,
+  `similar_pairs`, keeping each name's 4 best partners); a run after a watermark
+  compares only the names new since then against all.
 Pairs become a graph; each connected component is one entity. The winner is a
 proper name (not "my …"), then the oldest, then the longest name. Values (ages,
 dates) never merge by similarity. Pairs a user has unmerged are never proposed again.
@@ -31,9 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 SIMILARITY = 0.92
+PER_ROW = 4  # most similar partners kept per name (bounds the pairs at n * 4)
 MIN_CHARS = 5
 MIN_ENTROPY = 2.0  # bits per character
 _PUNCT = re.compile(r"[^\w\s]")
+_NUMBER = re.compile(r"\d+")
 RELATIVE = re.compile(r"^(?:my|our) (\w+)$")
 
 
@@ -143,15 +147,28 @@ def _similar(
     ]
     if len(pool) < 2:
         return
-    m = np.stack([vectors[e["id"]] for e in pool]).astype(np.float32)
-    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-    rows = None if new is None else [i for i, e in enumerate(pool) if e["id"] in new]
-    for i, j, s in similar_pairs(m, rows):
-        add(pool[i]["id"], pool[j]["id"], f"names {s:.2f} similar")
+    # "Room 101" and "Room 102", "iPhone 14" and "iPhone 15" are two things however
+    # alike: names are compared only with names carrying the same numbers (which
+    # also spares comparing "person 1" ... "person 120000" with each other)
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for e in pool:
+        groups.setdefault(tuple(_NUMBER.findall(e["name"])), []).append(e)
+    for group in groups.values():
+        rows = None if new is None else [i for i, e in enumerate(group) if e["id"] in new]
+        if len(group) < 2 or rows == []:
+            continue
+        m = np.stack([vectors[e["id"]] for e in group]).astype(np.float32)
+        m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+        for i, j, s in similar_pairs(m, rows):
+            add(group[i]["id"], group[j]["id"], f"names {s:.2f} similar")
 
 
 def similar_pairs(
-    m: npt.NDArray[np.float32], rows: Sequence[int] | None = None, *, cells: int = 1 << 24
+    m: npt.NDArray[np.float32],
+    rows: Sequence[int] | None = None,
+    *,
+    cells: int = 1 << 24,
+    per_row: int = PER_ROW,
 ) -> list[tuple[int, int, float]]:
     """Index pairs (i, j, cosine) of unit rows of `m` at least `SIMILARITY` alike.
 
@@ -161,9 +178,12 @@ def similar_pairs(
     Blocked matrix products, each block at most `cells` similarities (64 MB), so all
     names of a large namespace are compared without a names-by-names matrix. `rows`:
     only pairs with one of these (the names new since the last run) against all;
-    None: every pair, each block against itself and the rows after it. (Products in
-    64 principal dimensions first, then exact checks, measured 2.7x slower at 40k
-    names: the threshold pass over the scores costs as much as the product.)
+    None: every pair, each block against itself and the rows after it. Each row
+    keeps its `per_row` most similar partners: names that all look alike ("person
+    1" ... "person 120000" under MiniLM) would otherwise yield billions of pairs
+    (an out-of-memory kill at 148k names, measured). (Products in 64 principal
+    dimensions first, then exact checks, measured 2.7x slower at 40k names: the
+    threshold pass over the scores costs as much as the product.)
     """
     n = len(m)
     step = max(1, cells // max(n, 1))
@@ -171,19 +191,34 @@ def similar_pairs(
     if rows is None:
         for a in range(0, n, step):
             sims = m[a : a + step] @ m[a:].T
-            ii, jj = np.nonzero(sims >= SIMILARITY)
-            for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
-                if i < j:  # j counts from a too: the upper triangle only
-                    out.append((a + i, a + j, float(sims[i, j])))
+            # j counts from a too: the upper triangle only
+            sims[np.tril_indices(len(sims), 0, sims.shape[1])] = -1.0
+            for i, j in _best(sims, per_row):
+                out.append((a + i, a + j, float(sims[i, j])))
         return out
     picked = np.asarray(rows, dtype=np.int64)
     for a in range(0, len(picked), step):
         block = picked[a : a + step]
         sims = m[block] @ m.T
-        ii, jj = np.nonzero(sims >= SIMILARITY)
-        for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
-            if int(block[i]) != j:
-                out.append((int(block[i]), j, float(sims[i, j])))
+        sims[np.arange(len(block)), block] = -1.0  # not itself
+        for i, j in _best(sims, per_row):
+            out.append((int(block[i]), j, float(sims[i, j])))
+    return out
+
+
+def _best(sims: npt.NDArray[np.float32], k: int) -> list[tuple[int, int]]:
+    """(row, column) of each row's at most k scores at or above `SIMILARITY`."""
+    hits = sims >= SIMILARITY
+    counts = hits.sum(axis=1)
+    out: list[tuple[int, int]] = []
+    light = np.flatnonzero((counts > 0) & (counts <= k))
+    if light.size:
+        ii, jj = np.nonzero(hits[light])
+        out += zip(light[ii].tolist(), jj.tolist(), strict=True)
+    heavy = np.flatnonzero(counts > k)
+    if heavy.size:  # more than k alike: its k best (all above the threshold)
+        top = np.argpartition(-sims[heavy], k - 1, axis=1)[:, :k]
+        out += zip(np.repeat(heavy, k).tolist(), top.ravel().tolist(), strict=True)
     return out
 
 
