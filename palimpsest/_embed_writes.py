@@ -107,18 +107,18 @@ class _EmbedWrites(_Core):
             self._embed_todo = []
             queue = self._embed_queue()
             with queue.cond:
-                room = QUEUE_MAX - len(queue.items)
+                room = max(QUEUE_MAX - len(queue.items), 0)
                 if room < len(todo):
                     # a bulk import outruns the model: the rest waits for the backfill
-                    queue.dropped += len(todo) - max(room, 0)
-                    if queue.dropped == len(todo) - max(room, 0):
+                    if not queue.dropped:  # said once
                         log.warning(
                             "embedding queue full (%d waiting): names and statements beyond"
                             " it get vectors from `palimpsest reindex`, and recall and merge"
                             " embed what they find missing",
                             len(queue.items),
                         )
-                    todo = todo[: max(room, 0)]
+                    queue.dropped += len(todo) - room
+                    todo = todo[:room]
                 queue.items.extend(todo)
                 queue.cond.notify_all()
             # a model still on disk is loaded by what needs it now (a recall, a remember,
@@ -225,8 +225,9 @@ class _EmbedWrites(_Core):
         with self._lock:
             if self._closed_store():
                 return
-            need_names = [e for e in names if e not in es.name_ids(list(names))]
+            have_names = es.name_ids(list(names))
             have_stmts = es.statement_ids(list(stmts))
+        need_names = [e for e in names if e not in have_names]
         need_stmts = [k for k in stmts if k not in have_stmts]
         texts = [names[e][1] for e in need_names]
         texts += [t for k in need_stmts for t in stmts[k][1]]
