@@ -380,3 +380,21 @@ def test_a_fact_write_never_loads_the_model(tmp_path: Path, clock: Clock) -> Non
         m.assert_fact("Ana", "works_at", "Acme")
         assert m._embed_q.thread is None  # queued; no worker loading the model
         assert _key("Ana", "works_at", "Acme") in _statements(m)  # asked for: embedded
+
+
+def test_vector_lookups_by_seek_and_by_scan_agree(tmp_path: Path, clock: Clock) -> None:
+    """A few keys are index seeks, many a scan-and-join: same rows, same vectors."""
+    with _open(tmp_path / "m", clock) as m:
+        es = m._rs
+        ids = [f"st_{i:04d}" for i in range(300)]
+        rng = np.random.default_rng(2)
+        whole, nosubj = (rng.standard_normal((300, 384)).astype(np.float32) for _ in "ab")
+        with m._store.write():
+            es.create_statements(ids, ["default"] * 300, [whole, nosubj])
+        for keys in ([*ids[:5], "st_missing"], [*ids[:200], "st_missing"]):
+            got = es.statement_vectors(keys)
+            assert sorted(got) == sorted(keys[:-1])
+            for k, (w, a) in got.items():
+                i = ids.index(k)
+                assert np.array_equal(w, whole[i]) and np.array_equal(a, nosubj[i])
+            assert es.statement_ids(keys) == set(keys[:-1])

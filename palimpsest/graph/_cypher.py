@@ -30,7 +30,16 @@ BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough 
 SEEK_SIZES = (8, 4, 2, 1)
 # rows of a node table one primary-key seek costs as much as scanning (see _seek_pays_in)
 SCAN_ROWS_PER_SEEK = 250
-_COUNTED = {"SlotState", "Slot", "Entity", "EntityKey", "Fact", "Assertion"}
+_COUNTED = {
+    "SlotState",
+    "Slot",
+    "Entity",
+    "EntityKey",
+    "Fact",
+    "Assertion",
+    "EntityNameEmb",
+    "StatementEmb",
+}
 
 
 def props(columns: Sequence[str], var: str = "r") -> str:
