@@ -20,8 +20,8 @@ from typing import Any
 from ._consolidate_base import _Base
 from ._consolidate_reads import forget
 from ._core import _new_id
-from .consolidation import Cluster, Run, candidates, clusters, distinctive
-from .consolidation._merge import RELATIVE
+from .consolidation import Cluster, Run, candidates, clusters
+from .consolidation._merge import RELATIVE, comparable
 
 # Name vectors are written with the entities (_embed_writes.py). Names without one (a
 # memory from before migration 6, written with no embedder, or a crash between a write
@@ -98,11 +98,7 @@ class _Merge(_Base):
 
     def _name_vectors(self, run: Run, ents: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The stored name vectors of the distinctive names; missing ones embedded now."""
-        things = [
-            e
-            for e in ents
-            if e.get("type") != "value" and distinctive(e["name"]) and not RELATIVE.match(e["key"])
-        ]
+        things = [e for e in ents if comparable(e)]
         if self._embedder is None or len(things) < 2:
             return None
         ids, matrix = self._es.names_of(run.namespace)

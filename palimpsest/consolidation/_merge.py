@@ -79,6 +79,16 @@ def distinctive(name: str) -> bool:
     return entropy >= MIN_ENTROPY
 
 
+def comparable(entity: Mapping[str, Any]) -> bool:
+    """Whether an entity's name may merge on similarity: not a value (age, date), not
+    "my …", and distinctive."""
+    return (
+        entity.get("type") != "value"
+        and distinctive(entity["name"])
+        and not RELATIVE.match(entity["key"])
+    )
+
+
 def candidates(
     entities: Sequence[Mapping[str, Any]],
     *,
@@ -137,14 +147,7 @@ def _similar(
     new: set[str] | None,
     add: Any,
 ) -> None:
-    pool = [
-        e
-        for e in ents
-        if e["id"] in vectors
-        and e.get("type") != "value"
-        and distinctive(e["name"])
-        and not RELATIVE.match(e["key"])
-    ]
+    pool = [e for e in ents if e["id"] in vectors and comparable(e)]
     if len(pool) < 2:
         return
     # "Room 101" and "Room 102", "iPhone 14" and "iPhone 15" are two things however
