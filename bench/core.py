@@ -453,7 +453,7 @@ class Bench:
             store.slot_states([slot])
             lat.append(time.perf_counter() - t0)
         store_level = pct(lat)
-        # the graph path: versions one hop from the slot node (what snapshot-style reads use)
+        # the graph path: versions one hop from the slot's subject (as entity-anchored reads)
         lat = []
         for slot, v, k in slots:
             t0 = time.perf_counter()

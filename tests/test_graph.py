@@ -222,11 +222,12 @@ def test_bulk_tables_fill_missing_lists_and_flags_like_single_writes() -> None:
 
 
 def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
+    from palimpsest.graph._cypher import SLOT_FACTS
     from palimpsest.graph._db import serial
 
     assert serial("MATCH (s:Slot {id: $id}), (x:SlotState {id: $id}) RETURN s.id")
     assert serial("MATCH (x:Fact {id: $k0}) RETURN 0 UNION ALL MATCH (x:Fact {id: $k1}) RETURN 1")
-    assert serial("MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id")
+    assert serial(f"{SLOT_FACTS} RETURN f.id AS id")
     assert serial("CREATE (:Entity {id: $id, aliases: CAST($a AS STRING[])})")
     assert not serial("MATCH (s:Slot {id: $id}), (f:Fact) RETURN f.id")
     assert not serial("MATCH (a:Assertion) RETURN max(a.seq) AS s")

@@ -51,7 +51,7 @@ _TYPES: dict[str, Any] = {
 }
 # every table that bulk writes may target; names are never taken from input
 _NODE_TABLES = {"Entity", "EntityKey", "Slot", "SlotState", "Assertion", "Fact", "Episode"}
-_REL_TABLES = {"LOGS", "HAS_VERSION", "SUBJ", "OBJ"}
+_REL_TABLES = {"SUBJ", "OBJ"}
 
 
 def _naive_utc(v: Any) -> Any:

@@ -9,6 +9,7 @@ only ever travels as a parameter.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -40,6 +41,34 @@ _COUNTED = {
     "EntityNameEmb",
     "StatementEmb",
 }
+
+
+# A slot's Fact rows, one hop from its subject (`$sid`, see `slot_subject`): nothing
+# links a slot to its rows (migration 7), a subject holds few of the table's rows (~10
+# in bench/core.py's mix), and a match on the unindexed `slot_id` alone scans them all.
+SLOT_FACTS = "MATCH (e:Entity {id: $sid})-[:SUBJ]->(f:Fact) WITH f WHERE f.slot_id = $slot"
+
+
+def slot_subject(slot_id: str) -> str | None:
+    """The subject entity id a slot id holds (`namespace \\x1f subject id \\x1f
+    predicate`, as palimpsest/_core.py builds it); None if it is no slot id.
+
+        >>> slot_subject("default\\x1fen_1\\x1flikes")
+        'en_1'
+    """
+    parts = slot_id.split("\x1f")
+    return parts[1] if len(parts) == 3 and parts[1] else None
+
+
+def packed_ids(packed: str | None, fields: Sequence[str]) -> list[str]:
+    """The ids of the rows a packed log or version list holds, in its order
+    (graph/_slots.py packs each row as a JSON list of `fields`).
+
+        >>> packed_ids('[["a1",1],["a2",2]]', ("id", "seq"))
+        ['a1', 'a2']
+    """
+    at = fields.index("id")
+    return [row[at] for row in json.loads(packed)] if packed else []
 
 
 def props(columns: Sequence[str], var: str = "r") -> str:

@@ -69,23 +69,29 @@ def slot_write(
         params[f"{p}key_id"] = f"{e['namespace']}\x1f{e['key']}"
     if entities:
         parts.append("WITH 1 AS w")
+    # the slot's packed state first: for an existing slot, its MATCH is the check that
+    # the slot exists (nothing else hangs off the slot since migration 7)
     if new:
         parts.append(
-            f"CREATE (s:Slot {{{param_props(SLOT_COLUMNS, 's_')}}}),"
+            f"CREATE (:Slot {{{param_props(SLOT_COLUMNS, 's_')}}}),"
             " (:SlotState {id: $s_id, log: $s_log, versions: $s_versions})"
         )
         bind("s_", slot, SLOT_COLUMNS)
     else:
-        parts.append("MATCH (s:Slot {id: $s_id})")
+        # delete + insert, never SET: in-place string updates bloat the file
+        parts.append(
+            "MATCH (y:SlotState {id: $s_id}) DELETE y"
+            " CREATE (:SlotState {id: $s_id, log: $s_log, versions: $s_versions})"
+        )
         params["s_id"] = slot["id"]
     params["s_log"], params["s_versions"] = slot["log"], slot["versions"]
     for i, a in enumerate(assertions):
         p = f"a{i}_"
-        parts.append(f"CREATE (s)-[:LOGS]->(:Assertion {{{param_props(ASSERTION_COLUMNS, p)}}})")
+        parts.append(f"CREATE (:Assertion {{{param_props(ASSERTION_COLUMNS, p)}}})")
         bind(p, assertion_row(a), ASSERTION_COLUMNS)
-    parts.append("WITH s")
+    parts.append("WITH 1 AS w")
     for i, fid in enumerate(expire):
-        parts.append(f"MATCH (x{i}:Fact {{id: $x{i}}}) SET x{i}.expired_at = $at WITH s")
+        parts.append(f"MATCH (x{i}:Fact {{id: $x{i}}}) SET x{i}.expired_at = $at WITH 1 AS w")
         params[f"x{i}"] = fid
     if expire:
         params["at"] = at
@@ -98,15 +104,9 @@ def slot_write(
         p = f"f{i}_"
         parts.append(
             f"MATCH (o{i}:Entity {{id: ${p}object_id}})"
-            f" CREATE (s)-[:HAS_VERSION]->(f{i}:Fact {{{param_props(FACT_COLUMNS, p)}}}),"
-            f" (e)-[:SUBJ]->(f{i}), (f{i})-[:OBJ]->(o{i}) WITH s, e"
+            f" CREATE (f{i}:Fact {{{param_props(FACT_COLUMNS, p)}}}),"
+            f" (e)-[:SUBJ]->(f{i}), (f{i})-[:OBJ]->(o{i}) WITH e"
         )
         bind(p, fact_row(f), FACT_COLUMNS)
-    if not new:
-        # delete + insert, never SET: in-place string updates bloat the file
-        parts.append(
-            "MATCH (y:SlotState {id: $s_id}) DELETE y"
-            " CREATE (:SlotState {id: $s_id, log: $s_log, versions: $s_versions})"
-        )
     parts.append("RETURN count(*) AS n")
     return " ".join(parts), params

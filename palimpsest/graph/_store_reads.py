@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._columns import FACT_COLUMNS
-from ._cypher import StoreBase, returns
+from ._cypher import StoreBase, returns, slot_subject
 from ._db import Row
 
 # --- the as-of filter on a Fact node `f`; $k = known_at, $v = valid_at -------------------
@@ -49,8 +49,10 @@ class FactStore(StoreBase):
             where.append(_ACTIVE)
         # anchor on a primary key whenever one is given: the planner then walks one hop
         if slot_id is not None:
-            head = "MATCH (s:Slot {id: $slot})-[:HAS_VERSION]->(f:Fact)"
-            params["slot"] = slot_id
+            # a slot's versions hang off its subject (the slot id holds it)
+            head = "MATCH (e:Entity {id: $sid})-[:SUBJ]->(f:Fact)"
+            where.append("f.slot_id = $slot")
+            params["sid"], params["slot"] = slot_subject(slot_id) or "", slot_id
         elif subject_id is not None:
             head = "MATCH (e:Entity {id: $sid})-[:SUBJ]->(f:Fact)"
             params["sid"] = subject_id

@@ -26,13 +26,27 @@ from ._columns import (
     fact_row,
     param_props,
 )
-from ._cypher import FEW, LOAD_MIN, SCAN_BATCH, StoreBase, chunks, cols, returns, seek_chunks
+from ._cypher import (
+    FEW,
+    LOAD_MIN,
+    SCAN_BATCH,
+    SLOT_FACTS,
+    StoreBase,
+    chunks,
+    cols,
+    packed_ids,
+    returns,
+    seek_chunks,
+    slot_subject,
+)
 from ._db import Row
 from ._fused import fits, slot_write
+from ._slots import LOG_FIELDS
 
 _SLOT_RETURN = returns("s", SLOT_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
 _STATE = ("log", "versions")
+_ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")  # `_seek` adds the id
 
 
 class SlotStore(StoreBase):
@@ -160,11 +174,12 @@ class SlotStore(StoreBase):
         return True
 
     def create_assertions(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Assertions of slots that exist (or are created in the same transaction):
+        `slot_id` says whose, and the slot's packed log lists them."""
         if len(rows) >= LOAD_MIN:
             load_rows(
                 self.db,
-                "MATCH (s:Slot {id: slot_id})"
-                f" CREATE (s)-[:LOGS]->(:Assertion {{{cols(ASSERTION_COLUMNS)}}})",
+                f"CREATE (:Assertion {{{cols(ASSERTION_COLUMNS)}}})",
                 ASSERTION_COLUMNS,
                 rows,
                 fill=True,  # as `assertion_row` fills them
@@ -172,9 +187,7 @@ class SlotStore(StoreBase):
             return
         for r in rows:
             self.db.query(
-                "MATCH (s:Slot {id: $slot_id})"
-                f" CREATE (s)-[:LOGS]->(:Assertion {{{param_props(ASSERTION_COLUMNS)}}})",
-                **assertion_row(r),
+                f"CREATE (:Assertion {{{param_props(ASSERTION_COLUMNS)}}})", **assertion_row(r)
             )
 
     def assertion(self, assertion_id: str) -> Row | None:
@@ -182,12 +195,12 @@ class SlotStore(StoreBase):
         return rows[0]["a"] if rows else None
 
     def slot_log(self, slot_id: str) -> list[Row]:
-        return [
-            r["a"]
-            for r in self.db.query(
-                "MATCH (s:Slot {id: $id})-[:LOGS]->(a:Assertion) RETURN a", id=slot_id
-            )
-        ]
+        """The slot's stored assertions, in recording order: the ids its packed log
+        lists, each read by primary key (one deleted since is simply not found)."""
+        state = self._seek("SlotState", [slot_id], ("log",)).get(slot_id)
+        ids = packed_ids(state["log"] if state else None, LOG_FIELDS)
+        found = self._seek("Assertion", ids, _ASSERTION_READ)
+        return [found[i] for i in ids if i in found]
 
     def retract_assertion(self, assertion_id: str, at: datetime, reason: str | None) -> None:
         self.db.query(
@@ -211,10 +224,8 @@ class SlotStore(StoreBase):
             # one node per MATCH, chained: each plans as one hash join
             load_rows(
                 self.db,
-                "MATCH (s:Slot {id: slot_id}) WITH * MATCH (e:Entity {id: subject_id})"
-                " WITH * MATCH (o:Entity {id: object_id})"
-                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{cols(FACT_COLUMNS)}}}),"
-                " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
+                "MATCH (e:Entity {id: subject_id}) WITH * MATCH (o:Entity {id: object_id})"
+                f" CREATE (f:Fact {{{cols(FACT_COLUMNS)}}}), (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
                 FACT_COLUMNS,
                 rows,
                 fill=True,  # as `fact_row` fills them
@@ -222,9 +233,8 @@ class SlotStore(StoreBase):
             return
         for r in rows:
             self.db.query(
-                "MATCH (s:Slot {id: $slot_id}), (e:Entity {id: $subject_id}),"
-                " (o:Entity {id: $object_id})"
-                f" CREATE (s)-[:HAS_VERSION]->(f:Fact {{{param_props(FACT_COLUMNS)}}}),"
+                "MATCH (e:Entity {id: $subject_id}), (o:Entity {id: $object_id})"
+                f" CREATE (f:Fact {{{param_props(FACT_COLUMNS)}}}),"
                 " (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
                 **fact_row(r),
             )
@@ -260,7 +270,10 @@ class SlotStore(StoreBase):
             )
 
     def slot_version_ids(self, slot_id: str) -> list[str]:
-        rows = self.db.query(
-            "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id AS id", id=slot_id
-        )
+        """Every stored version of the slot, read from the Fact rows themselves (an
+        erase must miss none): one hop from the subject, whose id the slot id holds."""
+        subject_id = slot_subject(slot_id)
+        if subject_id is None:
+            return []
+        rows = self.db.query(f"{SLOT_FACTS} RETURN f.id AS id", sid=subject_id, slot=slot_id)
         return [r["id"] for r in rows]

@@ -1,0 +1,201 @@
+"""Migration 7: a memory written at schema 6 (slots linked to their log and versions by
+LOGS and HAS_VERSION) opens, drops both, and answers every read as before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import palimpsest.graph._store as store_module
+from palimpsest import Memory
+from palimpsest.graph import MIGRATIONS, SCHEMA_VERSION, Store
+
+from .conftest import Clock, utc
+
+T0 = utc("2020-01-01T00:00:00")
+# what the schema-6 writers linked: every assertion and every version to its slot
+_LINK = (
+    "MATCH (s:Slot), (a:Assertion) WHERE a.slot_id = s.id CREATE (s)-[:LOGS]->(a)",
+    "MATCH (s:Slot), (f:Fact) WHERE f.slot_id = s.id CREATE (s)-[:HAS_VERSION]->(f)",
+)
+_WALK_LOG = "MATCH (s:Slot {id: $id})-[:LOGS]->(a:Assertion) RETURN a.id AS id"
+_WALK_VERSIONS = "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id AS id"
+_KEYS = (("user", "lives_in"), ("user", "likes"), ("user", "works_at"), ("p1", "lives_in"))
+
+
+@contextmanager
+def schema_6() -> Iterator[None]:
+    """Open memories as the package did before migration 7 existed."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(store_module, "MIGRATIONS", MIGRATIONS[:6])
+        m.setattr(store_module, "SCHEMA_VERSION", 6)
+        yield
+
+
+def _tables(store: Store) -> set[str]:
+    return {r["name"] for r in store.db.query("CALL show_tables() RETURN name")}
+
+
+def _slots(store: Store) -> list[str]:
+    return sorted(r["id"] for r in store.db.query("MATCH (s:Slot) RETURN s.id AS id"))
+
+
+def _write(mem: Memory, clock: Clock) -> dict[str, str]:
+    """Single and bulk writes: supersede, bounded, end, retract, a LOAD FROM batch."""
+    ids = {"oslo": mem.assert_fact("user", "lives_in", "Oslo", valid_from=T0).id}
+    clock.tick()
+    rome = mem.assert_fact("user", "lives_in", "Rome", valid_from=T0 + timedelta(days=400))
+    ids["rome"] = rome.id
+    clock.tick()
+    mem.assert_fact("user", "works_at", "Acme", valid_from=T0, valid_to=T0 + timedelta(days=90))
+    clock.tick()
+    mem.assert_fact("user", "likes", "tea", valid_from=T0)
+    ids["coffee"] = mem.assert_fact("user", "likes", "coffee", valid_from=T0).id
+    clock.tick()
+    mem.end_fact("user", "likes", "tea", at=T0 + timedelta(days=30))
+    clock.tick()
+    mem.retract(ids["coffee"], reason="misheard")
+    clock.tick()
+    # more rows than graph/_cypher.py LOAD_MIN: the LOAD FROM path
+    mem.assert_many(
+        [
+            {
+                "subject": f"p{i}",
+                "predicate": "lives_in",
+                "object": ("Oslo", "Rome", "Lima")[i % 3],
+                "valid_from": T0 + timedelta(days=10 + i),
+            }
+            for i in range(40)
+        ]
+        + [{"subject": "p1", "predicate": "lives_in", "object": "Kyiv", "valid_from": T0}]
+    )
+    clock.tick()
+    return ids
+
+
+def _reads(mem: Memory, valid_at: datetime) -> dict[str, Any]:
+    """Every read verb, as plain data."""
+    return {
+        "facts": [[f.model_dump() for f in mem.facts(s, p, valid_at=valid_at)] for s, p in _KEYS],
+        "facts_then": [
+            [f.model_dump() for f in mem.facts(s, p, valid_at=T0 + timedelta(days=5))]
+            for s, p in _KEYS
+        ],
+        "history": [[f.model_dump() for f in mem.history(s, p)] for s, p in _KEYS],
+        "entity": mem.entity("user", valid_at=valid_at).model_dump(),
+        "object": mem.entity("Rome", valid_at=valid_at).model_dump(),
+        "snapshot": mem.snapshot(valid_at=valid_at).model_dump(),
+        "changes": mem.changes(since=T0 - timedelta(days=1)).model_dump(),
+    }
+
+
+@pytest.fixture
+def v6(tmp_path: Path, clock: Clock) -> tuple[Path, dict[str, str], dict[str, Any]]:
+    """A memory at schema 6 with the relationships its writers made; its ids and reads."""
+    path = tmp_path / "m"
+    with schema_6(), Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
+        ids = _write(mem, clock)
+        store = mem._store
+        assert {"LOGS", "HAS_VERSION"} <= _tables(store)
+        with store.write():
+            for cypher in _LINK:
+                store.db.query(cypher)
+        reads = _reads(mem, T0 + timedelta(days=500))
+    return path, ids, reads
+
+
+def test_slot_reads_find_what_the_relationships_linked(
+    v6: tuple[Path, dict[str, str], dict[str, Any]], clock: Clock
+) -> None:
+    # at schema 6, with the relationships still there: each slot's log, versions and
+    # as-of versions read without them are exactly what walking them gave
+    path, _, _ = v6
+    with schema_6():
+        store = Store.open(path)
+    try:
+        slots = _slots(store)
+        assert len(slots) == 43  # user: lives_in, works_at, likes; p0..p39: lives_in
+        for slot in slots:
+            logged = [r["id"] for r in store.db.query(_WALK_LOG, id=slot)]
+            versions = [r["id"] for r in store.db.query(_WALK_VERSIONS, id=slot)]
+            assert logged and versions
+            log = store.slot_log(slot)
+            assert sorted(a["id"] for a in log) == sorted(logged)
+            assert [a["seq"] for a in log] == sorted(a["seq"] for a in log)  # recording order
+            assert sorted(store.slot_version_ids(slot)) == sorted(versions)
+            believed = store.facts_asof(
+                namespace="default",
+                valid_at=None,
+                known_at=clock.now,
+                slot_id=slot,
+                include_quarantined=True,
+            )
+            walked = store.db.query(
+                f"{_WALK_VERSIONS.removesuffix(' RETURN f.id AS id')}"
+                " WHERE f.recorded_at <= $k AND (f.expired_at IS NULL OR f.expired_at > $k)"
+                " RETURN f.id AS id",
+                id=slot,
+                k=clock.now,
+            )
+            assert sorted(r["id"] for r in believed) == sorted(r["id"] for r in walked)
+        assert (
+            store.facts_asof(
+                namespace="default", valid_at=None, known_at=clock.now, slot_id="no slot"
+            )
+            == []
+        )
+    finally:
+        store.close()
+
+
+def test_a_schema_6_memory_migrates_and_answers_as_before(
+    v6: tuple[Path, dict[str, str], dict[str, Any]], clock: Clock
+) -> None:
+    path, ids, before = v6
+    with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
+        store = mem._store
+        done = [r["v"] for r in store.db.query("MATCH (m:Migration) RETURN m.version AS v")]
+        assert sorted(done) == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION >= 7
+        assert not {"LOGS", "HAS_VERSION"} & _tables(store)
+        assert {"SUBJ", "OBJ", "HAS_TOMBSTONE"} <= _tables(store)
+        assert _reads(mem, T0 + timedelta(days=500)) == before
+        # writes after the migration: single (fused) and bulk, to old and new slots
+        clock.tick()
+        mem.assert_fact("user", "lives_in", "Lima", valid_from=T0 + timedelta(days=600))
+        mem.assert_fact("newcomer", "likes", "jazz", valid_from=T0)
+        mem.assert_many(
+            [{"subject": f"p{i}", "predicate": "lives_in", "object": "Quito"} for i in range(40)]
+        )
+        assert [f.object for f in mem.facts("user", "lives_in")] == ["Lima"]
+        assert [f.object for f in mem.facts("p7", "lives_in")] == ["Quito"]
+        assert [f.object for f in mem.facts("newcomer", "likes")] == ["jazz"]
+        # erase one assertion of a slot with several versions: the slot is rebuilt from
+        # the rest of its log, at every known-at time
+        clock.tick()
+        mem.erase(ids["rome"], reason="test")
+        later = T0 + timedelta(days=500)
+        assert [f.object for f in mem.facts("user", "lives_in", valid_at=later)] == ["Oslo"]
+        assert "Rome" not in {f.object for f in mem.history("user", "lives_in")}
+        slot = store.assertion(ids["oslo"])["slot_id"]  # type: ignore[index]
+        assert ids["rome"] not in {a["id"] for a in store.slot_log(slot)}
+        packed = store.packed_states([slot])[slot]["versions"]
+        assert all(v in packed for v in store.slot_version_ids(slot))
+        p1 = [f.model_dump() for f in mem.history("p1", "lives_in")]
+    # and everything survives a reopen (which also compacts after the erase)
+    with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
+        assert [f.object for f in mem.facts("user", "lives_in", valid_at=later)] == ["Oslo"]
+        assert [f.object for f in mem.facts("p7", "lives_in")] == ["Quito"]
+        assert [f.model_dump() for f in mem.history("p1", "lives_in")] == p1
+
+
+def test_a_fresh_memory_has_no_slot_relationships(tmp_path: Path, clock: Clock) -> None:
+    with Memory.open(tmp_path / "m", clock=clock, embedder=None, extractor=None) as mem:
+        _write(mem, clock)
+        tables = _tables(mem._store)
+        assert not {"LOGS", "HAS_VERSION"} & tables
+        assert mem._store.db.query("MATCH ()-[r:SUBJ]->() RETURN count(*) AS n")[0]["n"] > 40
