@@ -62,7 +62,16 @@ def _clean(value: str, field: str) -> str:
 
 def entity_key(name: str) -> str:
     """The key two names share when they name the same entity (case and space folded)."""
+    if len(name) <= MAX_NAME:
+        return _key_cached(name)  # a write folds each name several times (parse, resolve)
+    return _key(name)
+
+
+def _key(name: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", name).casefold()).strip()
+
+
+_key_cached = lru_cache(maxsize=1 << 16)(_key)
 
 
 def predicate_key(name: object, *, field: str = "predicate") -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from . import _names as names
 from ._core import (
@@ -22,6 +22,7 @@ from ._core import (
     _new_id,
     _packed,
     _slot_id,
+    _trusted,
 )
 from ._embed_writes import _EmbedWrites
 from ._time import TimeLike, opt_utc
@@ -205,12 +206,17 @@ class _Writes(_EmbedWrites):
         if not parsed:
             return []
         self._check_evidence(ns, {e for p in parsed for e in p["evidence"]})
-        for p in parsed:
-            self._resolve_predicate(ns, p["predicate"])
+        for name in dict.fromkeys(p["predicate"] for p in parsed):  # once each, in order
+            self._resolve_predicate(ns, name)
         preds = self._load_predicates(ns)
-        absent = self._prefetch_entities(
-            ns, [p["subject"] for p in parsed] + [p["object"] for p in parsed if p["object"]]
-        )
+        texts = [
+            (
+                names.clean_name(p["subject"], field="subject"),
+                None if p["object"] is None else names.clean_name(p["object"], field="object"),
+            )
+            for p in parsed
+        ]
+        known = self._prefetch_entities(ns, [n for pair in texts for n in pair if n is not None])
         entities: list[dict[str, Any]] = []
         saved = (self._last_k, self._seq)
         try:
@@ -218,34 +224,24 @@ class _Writes(_EmbedWrites):
                 k = self._tick() if k is None else k
                 slots: dict[str, dict[str, Any]] = {}
                 assertions: list[dict[str, Any]] = []
-                for p in parsed:
+                for p, (subject, obj) in zip(parsed, texts, strict=True):
                     pred = preds[p["predicate"]]
-                    subj = self._entity_or_create(
-                        ns,
-                        p["subject"],
-                        field="subject",
-                        kind="thing",
-                        pending=entities,
-                        absent=absent,
+                    subj_id, subj_name = self._entity_or_create(
+                        ns, subject, kind="thing", pending=entities, known=known
                     )
                     obj_id = None
-                    if p["object"] is not None:
+                    if obj is not None:
                         kind = "value" if pred.object_kind == "value" else "thing"
                         obj_id = self._entity_or_create(
-                            ns,
-                            p["object"],
-                            field="object",
-                            kind=kind,
-                            pending=entities,
-                            absent=absent,
-                        ).id
-                    slot = _slot_id(ns, subj.id, pred.name)
+                            ns, obj, kind=kind, pending=entities, known=known
+                        )[0]
+                    slot = _slot_id(ns, subj_id, pred.name)
                     slots[slot] = {
                         "id": slot,
                         "namespace": ns,
-                        "subject_id": subj.id,
+                        "subject_id": subj_id,
                         "predicate": pred.name,
-                        "subject": subj.name,
+                        "subject": subj_name,
                     }
                     start = p["valid_from"]
                     if start is UNSET:
@@ -384,27 +380,30 @@ class _Writes(_EmbedWrites):
         """The Fact record of an assertion row (written by this engine, already validated:
         built without re-validation, which bulk writes of thousands would pay for)."""
         _, subject_id, predicate = a["slot_id"].split("\x1f")
-        return Fact.model_construct(
-            id=a["id"],
-            subject=self._name_of(subject_id),
-            predicate=predicate,
-            object=None if a["object_id"] is None else self._name_of(a["object_id"]),
-            valid_from=a["valid_from"],
-            valid_to=a["valid_to"],
-            recorded_at=a["recorded_at"],
-            expired_at=expired_at,
-            status=cast(Any, status),
-            confidence=a["confidence"],
-            author_kind=a["author_kind"],
-            evidence=a["evidence"] or [],
-            quarantined=a["quarantined"],
-            namespace=a["namespace"],
-            subject_id=subject_id,
-            object_id=a["object_id"],
-            op=a["op"],
-            reason=reason,
-            applied=applied,
-            version_id=None,  # every field given: a default costs model_construct a lookup
+        return _trusted(  # every field of Fact, in its order
+            Fact,
+            {
+                "id": a["id"],
+                "subject": self._name_of(subject_id),
+                "predicate": predicate,
+                "object": None if a["object_id"] is None else self._name_of(a["object_id"]),
+                "valid_from": a["valid_from"],
+                "valid_to": a["valid_to"],
+                "recorded_at": a["recorded_at"],
+                "expired_at": expired_at,
+                "status": status,
+                "confidence": a["confidence"],
+                "author_kind": a["author_kind"],
+                "evidence": a["evidence"] or [],
+                "quarantined": a["quarantined"],
+                "namespace": a["namespace"],
+                "version_id": None,
+                "subject_id": subject_id,
+                "object_id": a["object_id"],
+                "op": a["op"],
+                "applied": applied,
+                "reason": reason,
+            },
         )
 
     # --- bulk import ----------------------------------------------------------------------------

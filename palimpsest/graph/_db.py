@@ -159,6 +159,7 @@ class Database:
         self._write_lock = threading.RLock()
         self._writer = _Conn(db)
         self._tx_owner: int | None = None  # thread inside a write transaction
+        self.rollbacks = 0  # write transactions undone: in-process caches of rows check it
         self.closed = False
 
     @classmethod
@@ -286,6 +287,7 @@ class Database:
                 yield
             except BaseException:
                 self._tx_owner = None
+                self.rollbacks += 1
                 # Kùzu has already rolled back if a statement failed
                 with suppress(RuntimeError):
                     self._writer.raw("ROLLBACK")
@@ -294,6 +296,7 @@ class Database:
             try:
                 self._writer.raw("COMMIT")
             except RuntimeError as e:
+                self.rollbacks += 1
                 raise StoreError(f"commit failed: {e}") from e
 
     def copy(self, table: str, data: Any) -> None:

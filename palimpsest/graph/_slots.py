@@ -22,6 +22,8 @@ from typing import Any
 from ._columns import ASSERTION_COLUMNS, FACT_COLUMNS
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# one encoder for every slot: json.dumps with options builds a new one per call
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _TIMES = {"valid_from", "valid_to", "recorded_at", "expired_at", "retracted_at"}
 
 # what a slot's own row already says (namespace, slot, subject) is not repeated per row
@@ -51,7 +53,7 @@ def _pack(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
                 d = t - _EPOCH
                 values[i] = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
         out.append(values)
-    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
+    return _dumps(out)
 
 
 def _unpack(

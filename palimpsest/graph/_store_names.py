@@ -56,14 +56,34 @@ class NameStore(StoreBase):
 
     def entity_keys(self, namespace: str) -> dict[str, str]:
         """Every name and alias key of the namespace -> its entity id (one Arrow scan)."""
+        import pyarrow.compute as pc
+
         prefix = f"{namespace}\x1f"
-        rows = self.db.query_arrow(
+        table = self.db.arrow(
             "MATCH (k:EntityKey) WHERE starts_with(k.id, $prefix)"
             " RETURN k.id AS k, k.entity_id AS e",
             prefix=prefix,
         )
-        cut = len(prefix)
-        return {r["k"][cut:]: r["e"] for r in rows}
+        # whole columns, prefix cut in Arrow: half the time of a dict per row (150k keys)
+        keys = pc.utf8_slice_codeunits(table.column("k"), len(prefix)).to_pylist()
+        return dict(zip(keys, table.column("e").to_pylist(), strict=True))
+
+    def entity_key_count(self, namespace: str) -> int:
+        rows = self.db.query(
+            "MATCH (k:EntityKey) WHERE starts_with(k.id, $prefix) RETURN count(*) AS n",
+            prefix=f"{namespace}\x1f",
+        )
+        return int(rows[0]["n"])
+
+    def entity_names(self, namespace: str) -> dict[str, str]:
+        """Every entity of the namespace: id -> display name (one Arrow scan)."""
+        table = self.db.arrow(
+            "MATCH (e:Entity) WHERE e.namespace = $ns RETURN e.id AS id, e.name AS name",
+            ns=namespace,
+        )
+        return dict(
+            zip(table.column("id").to_pylist(), table.column("name").to_pylist(), strict=True)
+        )
 
     def entity(self, entity_id: str) -> Row | None:
         # named columns: measurably cheaper than returning the node (on every write path)
