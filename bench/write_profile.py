@@ -20,7 +20,10 @@ subjects already stored):
 `sync` (`os.sync()`, to let the kernel write the fresh copy back first).
 
 Every statement is timed twice: wall clock, and CPU seconds of the process
-(`cpu ...` rows; Kùzu's worker threads included). On a shared machine the wall
+(`cpu ...` rows; Kùzu's worker threads included). A batch with 64 or more stored
+slots reads their states on a second thread (palimpsest/_read_ahead.py) while
+the first goes on: those seeks count as Kùzu time although they overlap the
+rest, so Kùzu + Python then exceeds the batch's wall time. On a shared machine the wall
 time mostly measures the wait for a free core, so compare CPU first.
 It prints medians over batches (and over single calls) per statement, so two
 runs (old code, new code; each on its own copy of the same source, made in

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from . import _names as names
 from ._entity_map import PRELOAD_AFTER, NameMap
+from ._read_ahead import ReadAhead
 from ._time import Clock, to_utc
 from ._vocabulary import default_predicates
 from .errors import (
@@ -104,6 +105,7 @@ class _Core:
         self._name_map = NameMap(store, self._names, self._entities)
         self._predicates: dict[str, dict[str, Predicate]] = {}  # namespace -> name -> predicate
         self._aliases: dict[str, dict[str, str]] = {}  # namespace -> alias key -> name
+        self._ahead = ReadAhead(store)  # slot states of large writes, read on a second thread
         last, seq = store.clocks()
         # a predicate change is a transaction too (erase rebuilds by its time)
         times = [t for t in (last, PredicateLog(store.db).latest()) if t is not None]
@@ -378,16 +380,24 @@ class _Core:
         }
 
     def _states(
-        self, slots: Mapping[str, Mapping[str, Any]], new: AbstractSet[str] = frozenset()
+        self,
+        slots: Mapping[str, Mapping[str, Any]],
+        new: AbstractSet[str] = frozenset(),
+        ahead: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, _SlotState]:
         """Each slot's log and versions, from its packed state (new slots start empty).
 
         `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}; `new`
-        names slots known not to be stored (their subject was created by this write).
+        names slots known not to be stored (their subject was created by this write);
+        `ahead` is the packed state of every other slot, if it was read already.
         """
         if all("subject" in m for m in slots.values()):
             # a writer passes each slot's full row: only the packed state is read
-            packed = self._store.packed_states([s for s in slots if s not in new])
+            packed = (
+                self._store.packed_states([s for s in slots if s not in new])
+                if ahead is None
+                else ahead
+            )
             stored = {sid: {**slots[sid], **row} for sid, row in packed.items()}
         else:
             stored = self._store.slot_states(list(slots))

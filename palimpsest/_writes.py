@@ -1,17 +1,17 @@
-"""Writing facts: assert, end and retract, and the materialisation every write runs.
+"""Writing facts: assert, end and retract, validated at the boundary.
 
     >>> f = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
     >>> mem.retract(f.id, reason="user corrected it")
 
 A write to a slot (subject, predicate) replays that slot's assertion log at
 its transaction time K (`temporal.replay`), diffs the result against the
-versions believed so far, expires what changed and inserts what is new.
+versions believed so far, expires what changed and inserts what is new
+(_write_batch.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from . import _names as names
@@ -19,13 +19,9 @@ from ._core import (
     _AUTHOR_KINDS,
     _TRUSTED,
     UNSET,
-    _new_id,
-    _packed,
-    _slot_id,
-    _trusted,
 )
-from ._embed_writes import _EmbedWrites
 from ._time import TimeLike, opt_utc
+from ._write_batch import _WriteBatch
 from .errors import (
     AlreadyErased,
     Conflict,
@@ -40,7 +36,7 @@ from .models import (
 from .transfer._format import json_lines
 
 
-class _Writes(_EmbedWrites):
+class _Writes(_WriteBatch):
     # --- writes -----------------------------------------------------------------------------
     def assert_fact(
         self,
@@ -92,7 +88,7 @@ class _Writes(_EmbedWrites):
         rows = list(items)
         with self._lock:
             parsed = [self._parse_assert(ns, i, r) for i, r in enumerate(rows)]
-            written = self._write_assertions(ns, parsed)
+            written = self._write_assertions(ns, parsed, read_ahead=True)
             self._embed_flush()
             return written
 
@@ -199,129 +195,6 @@ class _Writes(_EmbedWrites):
             "quarantined": bool(quarantined),
         }
 
-    def _write_assertions(
-        self, ns: str, parsed: list[dict[str, Any]], *, k: datetime | None = None
-    ) -> list[Fact]:
-        """Store parsed assertions; `k` joins the caller's transaction time (remember)."""
-        if not parsed:
-            return []
-        self._check_evidence(ns, {e for p in parsed for e in p["evidence"]})
-        for name in dict.fromkeys(p["predicate"] for p in parsed):  # once each, in order
-            self._resolve_predicate(ns, name)
-        preds = self._load_predicates(ns)
-        texts = [
-            (
-                names.clean_name(p["subject"], field="subject"),
-                None if p["object"] is None else names.clean_name(p["object"], field="object"),
-            )
-            for p in parsed
-        ]
-        known = self._prefetch_entities(ns, [n for pair in texts for n in pair if n is not None])
-        entities: list[dict[str, Any]] = []
-        saved = (self._last_k, self._seq)
-        try:
-            with self._store.write():
-                k = self._tick() if k is None else k
-                slots: dict[str, dict[str, Any]] = {}
-                assertions: list[dict[str, Any]] = []
-                for p, (subject, obj) in zip(parsed, texts, strict=True):
-                    pred = preds[p["predicate"]]
-                    subj_id, subj_name = self._entity_or_create(
-                        ns, subject, kind="thing", pending=entities, known=known
-                    )
-                    obj_id = None
-                    if obj is not None:
-                        kind = "value" if pred.object_kind == "value" else "thing"
-                        obj_id = self._entity_or_create(
-                            ns, obj, kind=kind, pending=entities, known=known
-                        )[0]
-                    slot = _slot_id(ns, subj_id, pred.name)
-                    slots[slot] = {
-                        "id": slot,
-                        "namespace": ns,
-                        "subject_id": subj_id,
-                        "predicate": pred.name,
-                        "subject": subj_name,
-                    }
-                    start = p["valid_from"]
-                    if start is UNSET:
-                        start = p["reference"] or k
-                    assertions.append(
-                        {
-                            "id": _new_id("fa"),
-                            "namespace": ns,
-                            "slot_id": slot,
-                            "op": p["op"],
-                            "object_id": obj_id,
-                            "valid_from": start,
-                            "valid_to": p["valid_to"],
-                            "recorded_at": k,
-                            "seq": self._next_seq(),
-                            "confidence": p["confidence"],
-                            "author_kind": p["author_kind"],
-                            "evidence": p["evidence"],
-                            "quarantined": p["quarantined"],
-                            "retracted_at": None,
-                            "retract_reason": None,
-                            "origin": p.get("origin", "api"),
-                        }
-                    )
-                fresh = {e["id"] for e in entities}  # a subject created just now has no slots
-                states = self._states(
-                    slots, new={s for s, row in slots.items() if row["subject_id"] in fresh}
-                )
-                quarantined: list[dict[str, Any]] = []
-                for a in assertions:
-                    st = states[a["slot_id"]]
-                    st.log.append(a)
-                    if a["quarantined"] and a["op"] == "assert":
-                        # a quarantined claim is kept as its own version, outside the replay
-                        row = self._version_row(a, a["valid_from"], a["valid_to"], k)
-                        quarantined.append(row)
-                        st.versions.append(row)
-                cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
-                plan = self._plan(states, cards, k)
-                plan.insert[:0] = quarantined
-                changed = plan.changed
-                # one slot (a single assert_fact): one statement instead of one per table
-                only = next(iter(states.values())) if len(states) == 1 else None
-                if (
-                    only is None
-                    or plan.vanish
-                    or not self._store.write_slot(
-                        slot=_packed(only),
-                        new=only.new,
-                        assertions=assertions,
-                        expire=plan.expire,
-                        at=k,
-                        insert=plan.insert,
-                        entities=entities,
-                    )
-                ):
-                    self._store.create_entities(entities)
-                    self._store.create_slots([_packed(st) for st in states.values() if st.new])
-                    self._store.create_assertions(assertions)
-                    self._apply(plan, states, k)
-            self._embed_note(ns, entities, assertions)  # committed (or joins the caller's)
-        except BaseException:
-            self._last_k, self._seq = saved
-            self._forget_cache()  # entities created in a rolled-back transaction
-            raise
-        return [
-            self._assertion_fact(
-                a,
-                status="quarantined" if a["quarantined"] else "current",
-                applied=(a["slot_id"] in changed) if a["op"] == "end" else None,
-            )
-            for a in assertions
-        ]
-
-    def _check_evidence(self, ns: str, ids: set[str]) -> None:
-        for eid in sorted(ids):
-            row = self._store.episode(eid)
-            if row is None or row["namespace"] != ns:
-                raise NotFound(f"evidence: no episode {eid[:80]!r}", id=eid[:80])
-
     def retract(
         self, fact_id: str, *, reason: str | None = None, namespace: str | None = None
     ) -> Fact:
@@ -367,44 +240,6 @@ class _Writes(_EmbedWrites):
                 raise AlreadyErased(f"{fact_id} was erased", id=fact_id)
             raise NotFound(f"no fact {fact_id[:80]!r}", id=fact_id[:80])
         return a
-
-    def _assertion_fact(
-        self,
-        a: Mapping[str, Any],
-        *,
-        status: str,
-        expired_at: datetime | None = None,
-        reason: str | None = None,
-        applied: bool | None = None,
-    ) -> Fact:
-        """The Fact record of an assertion row (written by this engine, already validated:
-        built without re-validation, which bulk writes of thousands would pay for)."""
-        _, subject_id, predicate = a["slot_id"].split("\x1f")
-        return _trusted(  # every field of Fact, in its order
-            Fact,
-            {
-                "id": a["id"],
-                "subject": self._name_of(subject_id),
-                "predicate": predicate,
-                "object": None if a["object_id"] is None else self._name_of(a["object_id"]),
-                "valid_from": a["valid_from"],
-                "valid_to": a["valid_to"],
-                "recorded_at": a["recorded_at"],
-                "expired_at": expired_at,
-                "status": status,
-                "confidence": a["confidence"],
-                "author_kind": a["author_kind"],
-                "evidence": a["evidence"] or [],
-                "quarantined": a["quarantined"],
-                "namespace": a["namespace"],
-                "version_id": None,
-                "subject_id": subject_id,
-                "object_id": a["object_id"],
-                "op": a["op"],
-                "applied": applied,
-                "reason": reason,
-            },
-        )
 
     # --- bulk import ----------------------------------------------------------------------------
     def import_facts(

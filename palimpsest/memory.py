@@ -107,6 +107,7 @@ class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _R
         """Close: write the recall uses still waiting and the vectors still being
         embedded, finish any pending erase compaction."""
         self._embed_stop()  # outside the lock: the embedding worker writes under it
+        self._ahead.close()
         with self._lock:
             if not self._closed:
                 try:
