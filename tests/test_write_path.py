@@ -64,3 +64,20 @@ def test_written_facts_are_the_models_validation_would_give(mem: Memory) -> None
         assert again == f and repr(again) == repr(f)
         assert list(f.__dict__) == list(Fact.model_fields)
         assert f.model_fields_set == set(Fact.model_fields)
+
+
+def test_a_forked_child_hands_out_other_ids_than_its_parent() -> None:
+    import os
+
+    from palimpsest._core import _new_id
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids, then out without running the parent's exit
+        os.write(write, " ".join(_new_id("fa") for _ in range(3)).encode())
+        os._exit(0)
+    os.close(write)
+    mine = {_new_id("fa") for _ in range(3)}
+    os.waitpid(pid, 0)
+    theirs = set(os.read(read, 4096).decode().split())
+    assert len(theirs) == 3 and not mine & theirs

@@ -12,18 +12,17 @@ assertion log stays the truth; erase rebuilds these from it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from ._columns import ASSERTION_COLUMNS, FACT_COLUMNS
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# one encoder for every slot: json.dumps with options builds a new one per call
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _TIMES = {"valid_from", "valid_to", "recorded_at", "expired_at", "retracted_at"}
 
 # what a slot's own row already says (namespace, slot, subject) is not repeated per row
@@ -53,7 +52,9 @@ def _pack(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
                 d = t - _EPOCH
                 values[i] = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
         out.append(values)
-    return _dumps(out)
+    # orjson writes the same compact UTF-8 text as json.dumps(separators=(",", ":"),
+    # ensure_ascii=False), ~6x faster (a bulk write packs every slot it touches)
+    return orjson.dumps(out).decode()
 
 
 def _unpack(
@@ -63,7 +64,7 @@ def _unpack(
         return []
     times = _timed(tuple(fields))
     out = []
-    for values in json.loads(text):
+    for values in orjson.loads(text):
         for i in times:
             us = values[i]
             if us is not None:
