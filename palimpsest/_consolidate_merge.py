@@ -19,7 +19,7 @@ from typing import Any
 
 from ._consolidate_base import _Base
 from ._consolidate_reads import forget
-from ._core import _new_id
+from ._ids import _new_id
 from .consolidation import Cluster, Run, candidates, clusters
 from .consolidation._merge import RELATIVE, comparable
 

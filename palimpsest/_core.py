@@ -9,12 +9,8 @@ Every mixin (`_writes`, `_erasure`, `_episodes`, `_reads`) builds on this class;
 
 from __future__ import annotations
 
-import os
-import random
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -22,6 +18,8 @@ from pydantic import BaseModel
 
 from . import _names as names
 from ._entity_map import PRELOAD_AFTER, NameMap
+from ._ids import _new_id
+from ._materialise import _Materialise
 from ._read_ahead import ReadAhead
 from ._time import Clock, to_utc
 from ._vocabulary import default_predicates
@@ -30,7 +28,7 @@ from .errors import (
     UnknownPredicate,
     ValidationError,
 )
-from .graph import PredicateLog, Store, decode, encode
+from .graph import PredicateLog, Store
 
 if TYPE_CHECKING:
     from .extraction import Extractor
@@ -42,7 +40,6 @@ from .models import (
     Fact,
     Predicate,
 )
-from .temporal import LogEntry, Schedule, Segment, diff, materialise, replay
 
 DEFAULT_PATH = "palimpsest-data"
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
@@ -59,38 +56,11 @@ UNSET: Any = _Unset()
 """Marks an argument left out, where an explicit None means something (unbounded)."""
 
 
-_ids = random.Random()  # seeded from os.urandom; re-seeded in a forked child
-
-
-def _new_id(prefix: str) -> str:
-    # 128 random bits as 32 hex digits, the shape of a uuid4's hex at a tenth of its
-    # cost (a bulk write makes two or three ids per assertion; a system call each was
-    # 30 ms of a 5,000 batch). A fork would copy the generator's state: the child
-    # re-seeds, or parent and child could hand out the same ids.
-    return f"{prefix}_{_ids.getrandbits(128):032x}"
-
-
-os.register_at_fork(after_in_child=_ids.seed)
-
-
 def _slot_id(namespace: str, subject_id: str, predicate: str) -> str:
     return f"{namespace}\x1f{subject_id}\x1f{predicate}"
 
 
-def _log_entry(a: Mapping[str, Any]) -> LogEntry:
-    return LogEntry(
-        id=a["id"],
-        op=a["op"],
-        object=a["object_id"],
-        valid_from=a["valid_from"],
-        valid_to=a["valid_to"],
-        recorded_at=a["recorded_at"],
-        seq=a["seq"],
-        retracted_at=a["retracted_at"],
-    )
-
-
-class _Core:
+class _Core(_Materialise):
     """State and helpers every verb needs."""
 
     def __init__(
@@ -326,185 +296,8 @@ class _Core:
             self._names[entity_id] = name
         return name
 
-    # --- materialisation (shared by writes, erasure and predicate changes) -------------
-    def _versions_from_log(
-        self, log: Sequence[Mapping[str, Any]], cardinality: Cardinality | Schedule
-    ) -> list[dict[str, Any]]:
-        """A slot's whole version history rebuilt from its log (erase, restore): the
-        replayed versions of trusted assertions, plus quarantined claims as they stand.
-        `cardinality` is the predicate's schedule over transaction time (`_erasure` builds
-        it from the definition history), or one cardinality when it never changed."""
-        by_id = {a["id"]: a for a in log}
-        active = [_log_entry(a) for a in log if not a["quarantined"]]
-        rows = [
-            self._version_row(
-                by_id[v.segment.source],
-                v.segment.valid_from,
-                v.segment.valid_to,
-                v.recorded_at,
-                v.expired_at,
-            )
-            for v in materialise(active, cardinality)
-        ]
-        for a in log:
-            if a["quarantined"] and a["op"] == "assert":
-                rows.append(
-                    self._version_row(
-                        a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
-                    )
-                )
-        return rows
-
-    def _version_row(
-        self,
-        a: Mapping[str, Any],
-        valid_from: datetime | None,
-        valid_to: datetime | None,
-        recorded_at: datetime,
-        expired_at: datetime | None = None,
-    ) -> dict[str, Any]:
-        slot = a["slot_id"]
-        _, subject_id, predicate = slot.split("\x1f")
-        subject = self._name_of(subject_id)
-        obj = self._name_of(a["object_id"])
-        return {
-            "id": _new_id("fv"),
-            "namespace": a["namespace"],
-            "slot_id": slot,
-            "assertion_id": a["id"],
-            "subject_id": subject_id,
-            "subject": subject,
-            "predicate": predicate,
-            "object_id": a["object_id"],
-            "object": obj,
-            "statement": f"{subject} {predicate.replace('_', ' ')} {obj}",
-            "valid_from": valid_from,
-            "valid_to": valid_to,
-            "recorded_at": recorded_at,
-            "expired_at": expired_at,
-            "confidence": a["confidence"],
-            "author_kind": a["author_kind"],
-            "evidence": a["evidence"],
-            "quarantined": a["quarantined"],
-        }
-
-    def _states(
-        self,
-        slots: Mapping[str, Mapping[str, Any]],
-        new: AbstractSet[str] = frozenset(),
-        ahead: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> dict[str, _SlotState]:
-        """Each slot's log and versions, from its packed state (new slots start empty).
-
-        `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}; `new`
-        names slots known not to be stored (their subject was created by this write);
-        `ahead` is the packed state of every other slot, if it was read already.
-        """
-        if all("subject" in m for m in slots.values()):
-            # a writer passes each slot's full row: only the packed state is read
-            packed = (
-                self._store.packed_states([s for s in slots if s not in new])
-                if ahead is None
-                else ahead
-            )
-            stored = {sid: {**slots[sid], **row} for sid, row in packed.items()}
-        else:
-            stored = self._store.slot_states(list(slots))
-        out: dict[str, _SlotState] = {}
-        for sid, meta in slots.items():
-            row = stored.get(sid)
-            if row is None:
-                out[sid] = _SlotState(dict(meta), [], [], new=True)
-                continue
-            log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
-            out[sid] = _SlotState(row, log, versions, new=False)
-            # versions carry their object's name (entity names never change): re-deriving an
-            # older assertion's version then costs no Entity lookup (measured: ~400 a batch)
-            known = self._names
-            known.setdefault(row["subject_id"], row["subject"])
-            for v in versions:
-                if v["object_id"] is not None:
-                    known.setdefault(v["object_id"], v["object"])
-        return out
-
-    def _plan(
-        self, states: Mapping[str, _SlotState], cards: Mapping[str, Cardinality], k: datetime
-    ) -> _Plan:
-        """Replay each slot at K against what it believes now; edits `states` in place."""
-        plan = _Plan()
-        for sid, st in states.items():
-            by_id = {a["id"]: a for a in st.log}
-            log = [_log_entry(a) for a in st.log if not a["quarantined"]]
-            believed = {
-                Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
-                for v in st.versions
-                if v["expired_at"] is None and not v["quarantined"]
-            }
-            gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
-            if gone or new:
-                plan.changed.add(sid)
-            for seg in gone:
-                v = believed[seg]
-                if v["recorded_at"] == k:
-                    # believed for no instant (written and overwritten at one K): not knowledge
-                    plan.vanish.append(v["id"])
-                    st.versions = [x for x in st.versions if x["id"] != v["id"]]
-                else:
-                    plan.expire.append(v["id"])
-                    v["expired_at"] = k
-            for seg in new:
-                row = self._version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k)
-                plan.insert.append(row)
-                st.versions.append(row)
-        return plan
-
-    def _apply(self, plan: _Plan, states: Mapping[str, _SlotState], k: datetime) -> None:
-        """Write a plan's version changes and the packed state of existing slots.
-
-        New slots are created by the caller, with their packed state, before this runs.
-        """
-        self._store.delete_versions(plan.vanish)
-        self._store.expire_versions(plan.expire, k)
-        self._store.create_versions(plan.insert)
-        self._store.save_slot_states([_packed(st) for st in states.values() if not st.new])
-
-    def _rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
-        """Re-read existing slots at K (after a cardinality change); the changed slots."""
-        states = self._states({s: {"id": s} for s in cards})
-        states = {s: st for s, st in states.items() if not st.new}
-        plan = self._plan(states, cards, k)
-        self._apply(plan, states, k)
-        return plan.changed
-
-    def _cardinality(self, ns: str, slot_id: str) -> Cardinality:
-        predicate = slot_id.split("\x1f")[2]
-        return self._resolve_predicate(ns, predicate).cardinality
-
 
 _MIN = datetime.min.replace(tzinfo=UTC)
-
-
-@dataclass
-class _SlotState:
-    """A slot as one write sees it: its row, assertion log and every version."""
-
-    row: dict[str, Any]
-    log: list[dict[str, Any]]
-    versions: list[dict[str, Any]]
-    new: bool
-
-
-@dataclass
-class _Plan:
-    vanish: list[str] = field(default_factory=list)
-    expire: list[str] = field(default_factory=list)
-    insert: list[dict[str, Any]] = field(default_factory=list)
-    changed: set[str] = field(default_factory=set)
-
-
-def _packed(st: _SlotState) -> dict[str, Any]:
-    log, versions = encode(st.log, st.versions)
-    return {**st.row, "log": log, "versions": versions}
 
 
 _M = TypeVar("_M", bound=BaseModel)

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import _names as names
-from ._core import _packed, _slot_id, _SlotState
+from ._core import _slot_id
 from ._episodes import _Episodes
+from ._materialise import _packed, _SlotState
 from ._vocabulary import default_predicates
 from .errors import Conflict, ValidationError
 from .graph import SCHEMA_VERSION

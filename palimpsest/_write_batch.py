@@ -18,8 +18,10 @@ from datetime import datetime
 from typing import Any
 
 from . import _names as names
-from ._core import UNSET, _new_id, _packed, _Plan, _slot_id, _SlotState, _trusted
+from ._core import UNSET, _slot_id, _trusted
 from ._embed_writes import _EmbedWrites
+from ._ids import _new_id
+from ._materialise import _packed, _Plan, _SlotState
 from .errors import NotFound
 from .models import Cardinality, Fact
 

@@ -69,7 +69,7 @@ def test_written_facts_are_the_models_validation_would_give(mem: Memory) -> None
 def test_a_forked_child_hands_out_other_ids_than_its_parent() -> None:
     import os
 
-    from palimpsest._core import _new_id
+    from palimpsest._ids import _new_id
 
     read, write = os.pipe()
     pid = os.fork()
