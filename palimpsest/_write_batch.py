@@ -4,7 +4,7 @@
 
 `_write_assertions` resolves names, builds the assertion rows, reads each
 touched slot's packed state, replays it at the transaction time K
-(`_Core._plan`) and writes what changed: one fused statement for a single
+(`_materialise.py`) and writes what changed: one fused statement for a single
 slot (graph/_fused.py), batched statements otherwise. A large `assert_many`
 reads its stored slots' states on a second thread meanwhile (_read_ahead.py).
 """
