@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from pydantic import BaseModel
 
 from . import _names as names
-from ._entity_map import PRELOAD_AFTER, NameMap
+from ._entity_map import NameMap
 from ._ids import _new_id
 from ._materialise import _Materialise
 from ._read_ahead import ReadAhead
@@ -43,7 +43,6 @@ from .models import (
 
 DEFAULT_PATH = "palimpsest-data"
 _AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
-_PRELOAD_AFTER = PRELOAD_AFTER  # store lookups of names before a namespace is loaded whole
 _TRUSTED: tuple[str, ...] = ("user",)
 
 

@@ -88,18 +88,12 @@ class NameMap:
                 found = {k: space.ids[k] for k in unknown if k in space.ids}
             else:
                 space.lookups += len(unknown)
-                found = self._lookup(ns, unknown)
+                found = self._store.entity_ids_for_keys(ns, unknown)
                 space.ids.update(found)
             out.update(found)
         if names:
             self._load_names(out.values())
         return out
-
-    def _lookup(self, ns: str, keys: list[str]) -> dict[str, str]:
-        if len(keys) == 1:
-            eid = self._store.entity_id_for_key(ns, keys[0])
-            return {} if eid is None else {keys[0]: eid}
-        return self._store.entity_ids_for_keys(ns, keys)
 
     def _preload(self, ns: str, space: _Space) -> bool:
         """Load every key and name of the namespace, unless it has too many."""
@@ -114,11 +108,7 @@ class NameMap:
 
     def _load_names(self, ids: Iterable[str]) -> None:
         missing = sorted({i for i in ids if i not in self.names})
-        if len(missing) == 1:
-            row = self._store.entity(missing[0])
-            if row is not None:
-                self.names[row["id"]] = row["name"]
-        elif missing:
+        if missing:
             self.names.update((r["id"], r["name"]) for r in self._store.entities_by_ids(missing))
 
     def add(self, ns: str, key: str, entity_id: str, name: str) -> None:

@@ -68,12 +68,14 @@ class _WriteBatch(_EmbedWrites):
         known = self._prefetch_entities(ns, [n for pair in texts for n in pair if n is not None])
         # the slots of subjects already stored: their states are read on a second thread
         # while this one builds the write (see _read_ahead.py)
-        asked = {
-            _slot_id(ns, eid, preds[p["predicate"]].name)
-            for p, (subject, _) in zip(parsed, texts, strict=True)
-            if (eid := known.get(names.entity_key(subject))) is not None
-        }
-        job = self._ahead.start(sorted(asked)) if read_ahead else None
+        asked: set[str] = set()
+        if read_ahead:
+            asked = {
+                _slot_id(ns, eid, preds[p["predicate"]].name)
+                for p, (subject, _) in zip(parsed, texts, strict=True)
+                if (eid := known.get(names.entity_key(subject))) is not None
+            }
+        job = self._ahead.start(sorted(asked)) if asked else None
         entities: list[dict[str, Any]] = []
         saved = (self._last_k, self._seq)
         try:

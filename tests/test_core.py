@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -426,9 +427,9 @@ def test_transaction_time_never_goes_backwards(tmp_path: Path) -> None:
 
 
 def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -> None:
-    from palimpsest import _core
+    from palimpsest._entity_map import PRELOAD_AFTER
 
-    n = _core._PRELOAD_AFTER + 40
+    n = PRELOAD_AFTER + 40
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         mem.assert_many(
             [
@@ -439,16 +440,16 @@ def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -
         mem.define_predicate("lives_in", cardinality="one", aliases=["resides in"])
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:  # cold caches
         lookups: list[str] = []
-        real = mem._store.entity_id_for_key
+        real = mem._store.entity_ids_for_keys
 
-        def counting(ns: str, key: str) -> str | None:
-            lookups.append(key)
-            return real(ns, key)
+        def counting(ns: str, keys: Sequence[str]) -> dict[str, str]:
+            lookups.extend(keys)
+            return real(ns, keys)
 
-        mem._store.entity_id_for_key = counting  # type: ignore[method-assign]
+        mem._store.entity_ids_for_keys = counting  # type: ignore[method-assign]
         for i in range(n):
             assert [f.object for f in mem.facts(f"person {i}", "lives_in")] == [f"town {i % 5}"]
-        assert len(lookups) == _core._PRELOAD_AFTER  # then every key came in one scan
+        assert len(lookups) == PRELOAD_AFTER  # then every key came in one scan
         assert mem.facts("nobody at all", "lives_in") == []  # unknown names still answer
         mem.assert_fact("person 0", "lives_in", "Elsewhere")  # writes keep the map right
         assert [f.object for f in mem.facts("person 0", "lives_in")] == ["Elsewhere"]

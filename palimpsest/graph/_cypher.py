@@ -9,7 +9,6 @@ only ever travels as a parameter.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -58,17 +57,6 @@ def slot_subject(slot_id: str) -> str | None:
     """
     parts = slot_id.split("\x1f")
     return parts[1] if len(parts) == 3 and parts[1] else None
-
-
-def packed_ids(packed: str | None, fields: Sequence[str]) -> list[str]:
-    """The ids of the rows a packed log or version list holds, in its order
-    (graph/_slots.py packs each row as a JSON list of `fields`).
-
-        >>> packed_ids('[["a1",1],["a2",2]]', ("id", "seq"))
-        ['a1', 'a2']
-    """
-    at = fields.index("id")
-    return [row[at] for row in json.loads(packed)] if packed else []
 
 
 def props(columns: Sequence[str], var: str = "r") -> str:

@@ -75,6 +75,15 @@ def _unpack(
     return out
 
 
+def log_ids(log: str | None) -> list[str]:
+    """The assertion ids a packed log lists, in recording order (nothing else decoded).
+
+    >>> log_ids(state["log"])   # ['fa_…', 'fa_…']
+    """
+    at = LOG_FIELDS.index("id")
+    return [values[at] for values in orjson.loads(log)] if log else []
+
+
 def encode(
     log: Sequence[Mapping[str, Any]], versions: Sequence[Mapping[str, Any]]
 ) -> tuple[str, str]:

@@ -34,14 +34,13 @@ from ._cypher import (
     StoreBase,
     chunks,
     cols,
-    packed_ids,
     returns,
     seek_chunks,
     slot_subject,
 )
 from ._db import Row
 from ._fused import fits, slot_write
-from ._slots import LOG_FIELDS
+from ._slots import log_ids
 
 _SLOT_RETURN = returns("s", SLOT_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
@@ -198,7 +197,7 @@ class SlotStore(StoreBase):
         """The slot's stored assertions, in recording order: the ids its packed log
         lists, each read by primary key (one deleted since is simply not found)."""
         state = self._seek("SlotState", [slot_id], ("log",)).get(slot_id)
-        ids = packed_ids(state["log"] if state else None, LOG_FIELDS)
+        ids = log_ids(state["log"] if state else None)
         found = self._seek("Assertion", ids, _ASSERTION_READ)
         return [found[i] for i in ids if i in found]
 
