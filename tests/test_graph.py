@@ -150,18 +150,23 @@ def test_remembered_batches_index_each_text_under_its_own_words(tmp_path: Path) 
 
 
 def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
-    # 11 keys: statements of 8, 2 and 1 keys, each a UNION ALL of primary-key seeks
+    # 101 distinct keys (a repeated one too): statements of 64, 32, 4 and 1 keys, each
+    # a UNION ALL of primary-key seeks
+    from palimpsest.graph._cypher import READ_SIZES, seek_chunks
+
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         facts = mem.assert_many(
-            [{"subject": f"p{i}", "predicate": "likes", "object": "tea"} for i in range(9)]
+            [{"subject": f"p{i}", "predicate": "likes", "object": "tea"} for i in range(90)]
         )
         store = mem._store
-        slot_ids = [f"default\x1f{f.subject_id}\x1flikes" for f in facts] + ["nope", "nope"]
-        states = store._seek("SlotState", [*slot_ids, "also-missing"], ("log", "versions"))
-        assert sorted(states) == sorted(slot_ids[:9])
+        slot_ids = [f"default\x1f{f.subject_id}\x1flikes" for f in facts]
+        asked = [*slot_ids, *(f"nope{i}" for i in range(10)), slot_ids[3], "also-missing"]
+        assert [len(c) for c in seek_chunks(asked, READ_SIZES)] == [64, 32, 4, 1]
+        states = store._seek("SlotState", asked, ("log", "versions"))
+        assert sorted(states) == sorted(slot_ids)
         assert all(r["log"] and r["versions"] for r in states.values())
         ents = store.entities_by_ids([f.subject_id for f in facts if f.subject_id] + ["en_x"])
-        assert sorted(r["name"] for r in ents) == [f"p{i}" for i in range(9)]
+        assert sorted(r["name"] for r in ents) == sorted(f"p{i}" for i in range(90))
         keys = store.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
         assert set(keys) == {"p0", "p8"}
 

@@ -23,11 +23,15 @@ FEW = 128  # up to this many keys, index seeks (per key or 8 a statement) beat a
 LOAD_MIN = 32
 SCAN_BATCH = 20_000  # keys per scan-and-join statement: each statement scans the table once
 BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough for memory
-# keys per seek statement (`StoreBase._seek`): Kùzu re-binds and re-plans a prepared
-# statement at every execution, so a long one costs more per key (measured with
-# chained seeks: 8 keys 0.12 ms a key, 32 keys 0.22, 64 keys 0.31); a remainder takes
-# the next smaller size, so only four shapes are ever prepared
+# keys per chained seek statement (MATCH ... MATCH ... SET): Kùzu re-binds and re-plans
+# a prepared statement at every execution, so a long chain costs more per key (8 keys
+# 0.12 ms a key, 32 keys 0.22, 64 keys 0.31); a remainder takes the next smaller size
 SEEK_SIZES = (8, 4, 2, 1)
+# keys per UNION ALL read (`StoreBase._seek`): flat per key from 8 to 64 keys (1,400 keys
+# of 600k slot states: 0.21 ms a key), but every statement takes the GIL twice, and the
+# read-ahead thread's seeks wait for it while the writer runs Python: 1,400 keys took
+# 1,250 ms in 8-key statements beside a busy Python thread, 320 ms in 64-key ones
+READ_SIZES = (64, 32, 16, 8, 4, 2, 1)
 # rows of a node table one primary-key seek costs as much as scanning (see _seek_pays_in)
 SCAN_ROWS_PER_SEEK = 250
 _COUNTED = {
@@ -89,11 +93,11 @@ def seek_statement(table: str, columns: Sequence[str], k: int) -> str:
     return " UNION ALL ".join(f"MATCH (x:{table} {{id: $k{j}}}) RETURN {ret}" for j in range(k))
 
 
-def seek_chunks(ids: Sequence[str]) -> Iterator[list[str]]:
-    """Distinct keys in chunks of the `SEEK_SIZES` (few statement shapes to prepare)."""
+def seek_chunks(ids: Sequence[str], sizes: Sequence[int] = SEEK_SIZES) -> Iterator[list[str]]:
+    """Distinct keys in chunks of the given sizes (few statement shapes to prepare)."""
     todo = list(dict.fromkeys(ids))
     while todo:
-        k = next(n for n in SEEK_SIZES if n <= len(todo))
+        k = next(n for n in sizes if n <= len(todo))
         yield todo[:k]
         todo = todo[k:]
 
@@ -110,10 +114,10 @@ class StoreBase:
         Kùzu plans a MATCH on keys from UNWIND or LOAD FROM as a hash join that scans
         and hashes the whole table (0.3-1.5 s for 600k packed slot states at 1M
         versions); a MATCH on a parameter is an index seek, so a few keys cost what
-        they cost, and up to 8 in one statement save round trips.
+        they cost, and up to 64 in one statement save round trips.
         """
         out: dict[str, Row] = {}
-        for chunk in seek_chunks(ids):
+        for chunk in seek_chunks(ids, READ_SIZES):
             params = {f"k{j}": i for j, i in enumerate(chunk)}
             for row in self.db.query(seek_statement(table, columns, len(chunk)), **params):
                 out[row["id"]] = row
