@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ._ids import _new_id
+from ._read_ahead import ReadAhead
 from .graph import Store, decode, encode
 from .models import Cardinality, Predicate
 from .temporal import LogEntry, Schedule, Segment, diff, materialise, replay
@@ -202,15 +203,33 @@ class _Materialise:
                 st.versions.append(row)
         return plan
 
-    def _apply(self, plan: _Plan, states: Mapping[str, _SlotState], k: datetime) -> None:
+    def _apply(
+        self,
+        plan: _Plan,
+        states: Mapping[str, _SlotState],
+        k: datetime,
+        helper: ReadAhead | None = None,
+    ) -> None:
         """Write a plan's version changes and the packed state of existing slots.
 
         New slots are created by the caller, with their packed state, before this runs.
+        With a `helper` thread, the versions' Arrow table and the packed states are built
+        there while this thread waits for Kùzu's expiry and version statements.
         """
         self._store.delete_versions(plan.vanish)
-        self._store.expire_versions(plan.expire, k)
-        self._store.create_versions(plan.insert)
-        self._store.save_slot_states([_packed(st) for st in states.values() if not st.new])
+        if helper is None:
+            self._store.expire_versions(plan.expire, k)
+            self._store.create_versions(plan.insert)
+            self._store.save_slot_states([_packed(st) for st in states.values() if not st.new])
+            return
+        store = self._store
+        versions = helper.submit(store.versions_bulk, plan.insert)
+        saved = helper.submit(
+            lambda: store.states_bulk([_packed(st) for st in states.values() if not st.new])
+        )
+        store.expire_versions(plan.expire, k)
+        store.create_versions(versions.result())
+        store.save_slot_states(saved.result())
 
     def _rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
         """Re-read existing slots at K (after a cardinality change); the changed slots."""

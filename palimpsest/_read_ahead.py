@@ -20,12 +20,13 @@ older than the transaction's own, so those writes read in line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from .graph import Store
 
+T = TypeVar("T")
 AHEAD_MIN = 64  # existing slots in one write before reading them ahead pays
 
 
@@ -42,9 +43,15 @@ class ReadAhead:
         line is as good (few slots) or wrong (inside a transaction)."""
         if not slot_ids or len(slot_ids) < self._min or self._store.db.in_transaction():
             return None
+        return self.submit(self._store.packed_states, list(slot_ids))
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """`fn(*args)` on the reader thread, after what was submitted before. A writer
+        hands it pure Python (Arrow tables, packed states, result records) to run while
+        Kùzu, which does not hold the GIL, runs the writer's statement."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="palimpsest-read-ahead")
-        return self._pool.submit(self._store.packed_states, list(slot_ids))
+        return self._pool.submit(fn, *args)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -131,13 +131,20 @@ class _WriteBatch(_EmbedWrites):
                 draft = _Draft(slots, new, assertions, entities, cards, k)
                 if job is not None and asked == slots.keys() - new:
                     changed = self._write_ahead(draft, job)
+                    # the records are built on the reader thread while this one commits
+                    done = self._ahead.submit(self._records, assertions, changed)
                 else:
                     changed = self._write_in_line(draft)
+                    done = None
             self._embed_note(ns, entities, assertions)  # committed (or joins the caller's)
         except BaseException:
             self._last_k, self._seq = saved
             self._forget_cache()  # entities created in a rolled-back transaction
             raise
+        return done.result() if done is not None else self._records(assertions, changed)
+
+    def _records(self, assertions: Sequence[dict[str, Any]], changed: set[str]) -> list[Fact]:
+        """The Fact records a write returns (names of its entities are all at hand)."""
         return [
             self._assertion_fact(
                 a,
@@ -193,7 +200,7 @@ class _WriteBatch(_EmbedWrites):
         plan.expire += more.expire
         plan.insert += more.insert
         plan.changed |= more.changed
-        self._apply(plan, stored, d.k)
+        self._apply(plan, stored, d.k, helper=self._ahead)
         return plan.changed
 
     def _settle(

@@ -238,3 +238,22 @@ def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
     assert not serial("MATCH (a:Assertion) RETURN max(a.seq) AS s")
     assert not serial("UNWIND $ids AS i MATCH (f:Fact {id: i}) RETURN f.id")
     assert not serial("CALL QUERY_FTS_INDEX('EpisodeText', 'fts', $q, top := 5) RETURN node.id")
+
+
+def test_a_prebuilt_bulk_table_is_used_only_for_its_own_columns(tmp_path: Path) -> None:
+    # the writer may have another thread build a statement's Arrow table (graph/_bulk.py);
+    # a table built for other columns is refused, and nothing is written
+    from palimpsest.errors import StoreError
+    from palimpsest.graph._bulk import Bulk
+    from palimpsest.graph._columns import FACT_COLUMNS, STATE_COLUMNS
+
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        store = mem._store
+        before = store.db.query("MATCH (f:Fact) RETURN count(*) AS c")[0]["c"]
+        wrong = Bulk.of(STATE_COLUMNS, [{"id": "x", "log": "[]", "versions": "[]"}] * 40)
+        with pytest.raises((ValueError, StoreError)), store.db.write():
+            store.create_versions(wrong)
+        assert store.db.query("MATCH (f:Fact) RETURN count(*) AS c")[0]["c"] == before
+        assert isinstance(store.versions_bulk([{}] * 40), Bulk)
+        assert store.versions_bulk([{}] * 3) == [{}] * 3  # few rows: one statement each
+        assert Bulk.of(FACT_COLUMNS, []).table.num_rows == 0

@@ -16,6 +16,7 @@ typed explicitly so a column that is NULL in every row still has its real type.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
@@ -97,11 +98,32 @@ def arrow_table(
     return pa.table(arrays, names=list(columns))
 
 
+@dataclass(frozen=True)
+class Bulk:
+    """Rows with their Arrow table already built: a writer can have another thread
+    build the next statement's table while Kùzu runs the current one.
+
+        >>> b = Bulk.of(FACT_COLUMNS, rows, fill=True)   # any thread, no database
+        >>> store.create_versions(b)                     # the writer
+    """
+
+    rows: list[Mapping[str, Any]]
+    columns: tuple[str, ...]
+    table: pa.Table
+
+    @classmethod
+    def of(
+        cls, columns: Sequence[str], rows: Iterable[Mapping[str, Any]], *, fill: bool = False
+    ) -> Bulk:
+        rows = list(rows)
+        return cls(rows, tuple(columns), arrow_table(columns, rows, fill=fill))
+
+
 def load_rows(
     db: Database,
     cypher: str,
     columns: Sequence[str],
-    rows: Iterable[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]] | Bulk,
     *,
     fill: bool = False,
 ) -> None:
@@ -111,6 +133,12 @@ def load_rows(
     match one node per MATCH clause (chain them with `WITH *`), since two
     patterns in one MATCH plan as a cross product that exhausts the buffer pool.
     """
+    if isinstance(rows, Bulk):
+        if rows.columns != tuple(columns):
+            raise ValueError("internal: a bulk table built for other columns")
+        if rows.rows:
+            db.load(f"LOAD FROM $t {cypher}", rows.table)
+        return
     rows = list(rows)
     if rows:
         db.load(f"LOAD FROM $t {cypher}", arrow_table(columns, rows, fill=fill))

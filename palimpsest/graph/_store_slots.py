@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import StoreError
-from ._bulk import load_rows
+from ._bulk import Bulk, load_rows
 from ._columns import (
     ASSERTION_COLUMNS,
     FACT_COLUMNS,
@@ -46,6 +46,14 @@ _SLOT_RETURN = returns("s", SLOT_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
 _STATE = ("log", "versions")
 _ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")  # `_seek` adds the id
+_REPLACE_STATES = (
+    f"MATCH (x:SlotState {{id: id}}) DELETE x CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})"
+)
+# one node per MATCH, chained: each plans as one hash join
+_CREATE_VERSIONS = (
+    "MATCH (e:Entity {id: subject_id}) WITH * MATCH (o:Entity {id: object_id})"
+    f" CREATE (f:Fact {{{cols(FACT_COLUMNS)}}}), (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)"
+)
 
 
 class SlotStore(StoreBase):
@@ -116,8 +124,17 @@ class SlotStore(StoreBase):
         )
         return {r["id"]: r for r in rows}
 
-    def save_slot_states(self, rows: Sequence[Mapping[str, Any]]) -> None:
+    @staticmethod
+    def states_bulk(rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]] | Bulk:
+        """`rows` for `save_slot_states`, with their Arrow table built if it will need one
+        (pure: any thread)."""
+        return Bulk.of(STATE_COLUMNS, rows) if FEW < len(rows) <= SCAN_BATCH else rows
+
+    def save_slot_states(self, rows: Sequence[Mapping[str, Any]] | Bulk) -> None:
         """Replace the packed state of existing slots: rows carry id, log, versions."""
+        if isinstance(rows, Bulk):
+            load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, rows)
+            return
         if len(rows) <= FEW:
             for r in rows:
                 self.db.query(
@@ -127,13 +144,7 @@ class SlotStore(StoreBase):
                 )
             return
         for chunk in chunks(rows, SCAN_BATCH):
-            load_rows(
-                self.db,
-                "MATCH (x:SlotState {id: id}) DELETE x"
-                f" CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})",
-                STATE_COLUMNS,
-                chunk,
-            )
+            load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, chunk)
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
@@ -218,17 +229,15 @@ class SlotStore(StoreBase):
         self.db.query("MATCH (a:Assertion {id: $id}) DETACH DELETE a", id=assertion_id)
 
     # --- versions --------------------------------------------------------------------------
-    def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
-        if len(rows) >= LOAD_MIN:
-            # one node per MATCH, chained: each plans as one hash join
-            load_rows(
-                self.db,
-                "MATCH (e:Entity {id: subject_id}) WITH * MATCH (o:Entity {id: object_id})"
-                f" CREATE (f:Fact {{{cols(FACT_COLUMNS)}}}), (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)",
-                FACT_COLUMNS,
-                rows,
-                fill=True,  # as `fact_row` fills them
-            )
+    @staticmethod
+    def versions_bulk(rows: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]] | Bulk:
+        """`rows` for `create_versions`, with their Arrow table built if it will need one
+        (pure: any thread)."""
+        return Bulk.of(FACT_COLUMNS, rows, fill=True) if len(rows) >= LOAD_MIN else rows
+
+    def create_versions(self, rows: Sequence[dict[str, Any]] | Bulk) -> None:
+        if isinstance(rows, Bulk) or len(rows) >= LOAD_MIN:
+            load_rows(self.db, _CREATE_VERSIONS, FACT_COLUMNS, rows, fill=True)  # as `fact_row`
             return
         for r in rows:
             self.db.query(
