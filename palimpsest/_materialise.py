@@ -178,6 +178,16 @@ class _Materialise:
         """Replay each slot at K against what it believes now; edits `states` in place."""
         plan = _Plan()
         for sid, st in states.items():
+            if st.new and not st.versions and len(st.log) == 1 and not st.log[0]["quarantined"]:
+                # a slot this write opens with one assertion (most of a bulk import): nothing
+                # was believed, so every replayed segment is new
+                a = st.log[0]
+                for seg in replay([_log_entry(a)], cards[sid], known_at=k):
+                    row = self._version_row(a, seg.valid_from, seg.valid_to, k)
+                    plan.insert.append(row)
+                    st.versions.append(row)
+                    plan.changed.add(sid)
+                continue
             by_id = {a["id"]: a for a in st.log}
             log = [_log_entry(a) for a in st.log if not a["quarantined"]]
             believed = {

@@ -87,7 +87,8 @@ class _Writes(_WriteBatch):
         ns = self._ns(namespace)
         rows = list(items)
         with self._lock:
-            parsed = [self._parse_assert(ns, i, r) for i, r in enumerate(rows)]
+            seen: dict[str, str] = {}  # predicate as given -> its name, once per batch
+            parsed = [self._parse_assert(ns, i, r, seen) for i, r in enumerate(rows)]
             written = self._write_assertions(ns, parsed, read_ahead=True)
             self._embed_flush()
             return written
@@ -126,7 +127,16 @@ class _Writes(_WriteBatch):
             self._embed_flush()
             return written
 
-    def _parse_assert(self, ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    def _parse_assert(
+        self,
+        ns: str,
+        index: int,
+        item: Mapping[str, Any],
+        seen: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """One item of `assert_many` (or the keywords of `assert_fact`), validated.
+
+        `seen` caches the predicate names already resolved in this batch."""
         if not isinstance(item, Mapping):
             raise ValidationError(f"item {index}: expected a mapping", index=index)
         known = {
@@ -150,8 +160,13 @@ class _Writes(_WriteBatch):
         if op not in ("assert", "end"):
             raise ValidationError(f"item {index}: op must be 'assert' or 'end'", index=index)
         subject = names.clean_name(item.get("subject"), field="subject")
-        pred = self._find_predicate(ns, item.get("predicate"))
-        pred_name = pred.name if pred else names.predicate_key(item.get("predicate"))
+        raw_pred = item.get("predicate")
+        pred_name = seen.get(raw_pred) if seen is not None and isinstance(raw_pred, str) else None
+        if pred_name is None:
+            pred = self._find_predicate(ns, raw_pred)
+            pred_name = pred.name if pred else names.predicate_key(raw_pred)
+            if seen is not None and isinstance(raw_pred, str):
+                seen[raw_pred] = pred_name
         obj = item.get("object")
         if op == "assert" or obj is not None:
             obj = names.clean_name(obj, field="object")

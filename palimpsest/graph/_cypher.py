@@ -34,6 +34,7 @@ SEEK_SIZES = (8, 4, 2, 1)
 READ_SIZES = (64, 32, 16, 8, 4, 2, 1)
 # rows of a node table one primary-key seek costs as much as scanning (see _seek_pays_in)
 SCAN_ROWS_PER_SEEK = 250
+RECOUNT = 16  # asks between two counts of a table's rows (see _rows_about)
 _COUNTED = {
     "SlotState",
     "Slot",
@@ -107,6 +108,7 @@ class StoreBase:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._counts: dict[str, tuple[int, int]] = {}  # table -> (rows, asks since counted)
 
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.
@@ -134,8 +136,18 @@ class StoreBase:
             return True
         if table not in _COUNTED:
             raise ValueError(table)
-        rows = self.db.query(f"MATCH (x:{table}) RETURN count(*) AS n")[0]["n"]
-        return n_keys * SCAN_ROWS_PER_SEEK <= int(rows)
+        return n_keys * SCAN_ROWS_PER_SEEK <= self._rows_about(table)
+
+    def _rows_about(self, table: str) -> int:
+        """About how many rows `table` has: counted afresh every `RECOUNT` asks (a count
+        scans the table, 12 ms for 600k slot states, and the choice it feeds is coarse)."""
+        cached = self._counts.get(table)
+        if cached is None or cached[1] >= RECOUNT:
+            rows = int(self.db.query(f"MATCH (x:{table}) RETURN count(*) AS n")[0]["n"])
+            self._counts[table] = (rows, 1)
+            return rows
+        self._counts[table] = (cached[0], cached[1] + 1)
+        return cached[0]
 
     @staticmethod
     def _seek_pays(n_keys: int) -> bool:
