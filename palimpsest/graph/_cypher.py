@@ -108,7 +108,6 @@ class StoreBase:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._counts: dict[str, tuple[int, int]] = {}  # table -> (rows, asks since counted)
 
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.
@@ -141,12 +140,14 @@ class StoreBase:
     def _rows_about(self, table: str) -> int:
         """About how many rows `table` has: counted afresh every `RECOUNT` asks (a count
         scans the table, 12 ms for 600k slot states, and the choice it feeds is coarse)."""
-        cached = self._counts.get(table)
+        # table -> (rows, asks since counted); set here since some stores skip __init__
+        counts: dict[str, tuple[int, int]] = self.__dict__.setdefault("_row_counts", {})
+        cached = counts.get(table)
         if cached is None or cached[1] >= RECOUNT:
             rows = int(self.db.query(f"MATCH (x:{table}) RETURN count(*) AS n")[0]["n"])
-            self._counts[table] = (rows, 1)
+            counts[table] = (rows, 1)
             return rows
-        self._counts[table] = (cached[0], cached[1] + 1)
+        counts[table] = (cached[0], cached[1] + 1)
         return cached[0]
 
     @staticmethod
