@@ -134,7 +134,10 @@ class _Erasure(_Uses):
         rows = self._versions_from_log(log_rows, self._schedule(ns, slot))
         self._store.create_versions(rows)
         log, versions = encode(log_rows, rows)
-        self._store.save_slot_states([{"id": slot, "log": log, "versions": versions}])
+        _, subject_id, predicate = slot.split("\x1f")
+        row = {"id": slot, "namespace": ns, "subject_id": subject_id, "predicate": predicate}
+        row.update(subject=self._name_of(subject_id), log=log, versions=versions)
+        self._store.save_slot_states([row])
         return {statement_key(ns, r["subject"], r["predicate"], r["object"]) for r in rows}
 
     def _schedule(self, ns: str, slot: str) -> Schedule:

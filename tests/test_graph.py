@@ -77,7 +77,7 @@ def test_point_query_plan_is_anchored_on_the_primary_key(tmp_path: Path) -> None
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         mem.assert_fact("user", "lives_in", "Sydney")
         store = mem._store
-        slot = next(iter(store.db.query("MATCH (s:Slot) RETURN s.id AS id")))["id"]
+        slot = next(iter(store.db.query("MATCH (s:SlotState) RETURN s.id AS id")))["id"]
         now = datetime.now(UTC)
         plan = store.facts_asof(
             namespace="default", valid_at=now, known_at=now, slot_id=slot, explain=True
@@ -118,7 +118,15 @@ def test_one_statement_slot_write_refuses_a_missing_slot(tmp_path: Path) -> None
         before = store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"]
         a = store.assertion(f.id)
         assert a is not None
-        ghost = {"id": "default\x1fnobody\x1flikes", "log": "[]", "versions": "[]"}
+        ghost = {
+            "id": "default\x1fnobody\x1flikes",
+            "namespace": "default",
+            "subject_id": "nobody",
+            "predicate": "likes",
+            "subject": "nobody",
+            "log": "[]",
+            "versions": "[]",
+        }
         with pytest.raises(StoreError), store.write():
             store.write_slot(
                 slot=ghost,

@@ -1,5 +1,11 @@
-"""Migration 7: a memory written at schema 6 (slots linked to their log and versions by
-LOGS and HAS_VERSION) opens, drops both, and answers every read as before."""
+"""Migrations 7 and 8: a memory at schema 6 (slots linked to their log and versions by
+LOGS and HAS_VERSION; a slot's columns on Slot, its packed state on SlotState, its
+tombstones hung off Slot) opens, becomes one SlotState row per slot with no slot
+relationships, and answers every read as before.
+
+The schema-6 memory is made by writing with today's engine and then laying its slots
+out as schema 6 had them (`_to_schema_6`): the rows' content is what the old writers
+wrote (the packed format did not change), only the tables differ."""
 
 from __future__ import annotations
 
@@ -28,6 +34,32 @@ _WALK_VERSIONS = "MATCH (s:Slot {id: $id})-[:HAS_VERSION]->(f:Fact) RETURN f.id 
 _KEYS = (("user", "lives_in"), ("user", "likes"), ("user", "works_at"), ("p1", "lives_in"))
 
 
+# today's slots laid out as schema 6 had them (inside one write transaction)
+_DOWN = (
+    "CREATE NODE TABLE Slot(id STRING PRIMARY KEY, namespace STRING,"
+    " subject_id STRING, predicate STRING, subject STRING)",
+    "CREATE NODE TABLE SlotOld(id STRING PRIMARY KEY, log STRING, versions STRING)",
+    "CREATE REL TABLE HAS_TOMBSTONE(FROM Slot TO Tombstone)",
+    "CREATE REL TABLE LOGS(FROM Slot TO Assertion)",
+    "CREATE REL TABLE HAS_VERSION(FROM Slot TO Fact)",
+    "MATCH (x:SlotState) CREATE (:Slot {id: x.id, namespace: x.namespace,"
+    " subject_id: x.subject_id, predicate: x.predicate, subject: x.subject}),"
+    " (:SlotOld {id: x.id, log: x.log, versions: x.versions})",
+    "MATCH (s:Slot), (t:Tombstone) WHERE t.slot_id = s.id CREATE (s)-[:HAS_TOMBSTONE]->(t)",
+    "DROP TABLE SlotState",
+    "ALTER TABLE SlotOld RENAME TO SlotState",
+    "MATCH (m:Migration) WHERE m.version > 6 DELETE m",
+)
+
+
+def _to_schema_6(store: Store) -> None:
+    with store.write():
+        for cypher in _DOWN:
+            store.db.ddl(cypher)
+        for cypher in _LINK:
+            store.db.query(cypher)
+
+
 @contextmanager
 def schema_6() -> Iterator[None]:
     """Open memories as the package did before migration 7 existed."""
@@ -42,7 +74,7 @@ def _tables(store: Store) -> set[str]:
 
 
 def _slots(store: Store) -> list[str]:
-    return sorted(r["id"] for r in store.db.query("MATCH (s:Slot) RETURN s.id AS id"))
+    return sorted(r["id"] for r in store.db.query("MATCH (s:SlotState) RETURN s.id AS id"))
 
 
 def _write(mem: Memory, clock: Clock) -> dict[str, str]:
@@ -96,16 +128,26 @@ def _reads(mem: Memory, valid_at: datetime) -> dict[str, Any]:
 
 @pytest.fixture
 def v6(tmp_path: Path, clock: Clock) -> tuple[Path, dict[str, str], dict[str, Any]]:
-    """A memory at schema 6 with the relationships its writers made; its ids and reads."""
+    """A memory at schema 6 with the tables and relationships its writers made (an
+    erased fact's tombstone included); its ids and reads."""
     path = tmp_path / "m"
-    with schema_6(), Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
+    with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
         ids = _write(mem, clock)
-        store = mem._store
-        assert {"LOGS", "HAS_VERSION"} <= _tables(store)
-        with store.write():
-            for cypher in _LINK:
-                store.db.query(cypher)
+        jazz = mem.assert_fact("user", "likes", "jazz", valid_from=T0)
+        clock.tick()
+        mem.erase(jazz.id, reason="test")
+        clock.tick()
         reads = _reads(mem, T0 + timedelta(days=500))
+        assert any(f["status"] == "erased" for f in reads["history"][1]), "no tombstone"
+        _to_schema_6(mem._store)
+    with schema_6():
+        store = Store.open(path)
+    try:
+        assert {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "Slot"} <= _tables(store)
+        walked = "MATCH (s:Slot)-[:HAS_TOMBSTONE]->(t:Tombstone) RETURN count(*) AS n"
+        assert store.db.query(walked)[0]["n"] == 1
+    finally:
+        store.close()
     return path, ids, reads
 
 
@@ -160,9 +202,9 @@ def test_a_schema_6_memory_migrates_and_answers_as_before(
     with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
         store = mem._store
         done = [r["v"] for r in store.db.query("MATCH (m:Migration) RETURN m.version AS v")]
-        assert sorted(done) == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION >= 7
-        assert not {"LOGS", "HAS_VERSION"} & _tables(store)
-        assert {"SUBJ", "OBJ", "HAS_TOMBSTONE"} <= _tables(store)
+        assert sorted(done) == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION >= 8
+        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "Slot", "SlotRow"} & _tables(store)
+        assert {"SUBJ", "OBJ", "SlotState"} <= _tables(store)
         assert _reads(mem, T0 + timedelta(days=500)) == before
         # writes after the migration: single (fused) and bulk, to old and new slots
         clock.tick()
@@ -197,5 +239,5 @@ def test_a_fresh_memory_has_no_slot_relationships(tmp_path: Path, clock: Clock) 
     with Memory.open(tmp_path / "m", clock=clock, embedder=None, extractor=None) as mem:
         _write(mem, clock)
         tables = _tables(mem._store)
-        assert not {"LOGS", "HAS_VERSION"} & tables
+        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "Slot"} & tables
         assert mem._store.db.query("MATCH ()-[r:SUBJ]->() RETURN count(*) AS n")[0]["n"] > 40

@@ -51,7 +51,7 @@ _TYPES: dict[str, Any] = {
     "aliases": _STRING_LIST,
 }
 # every table that bulk writes may target; names are never taken from input
-_NODE_TABLES = {"Entity", "EntityKey", "Slot", "SlotState", "Assertion", "Fact", "Episode"}
+_NODE_TABLES = {"Entity", "EntityKey", "SlotState", "Assertion", "Fact", "Episode"}
 _REL_TABLES = {"SUBJ", "OBJ"}
 
 

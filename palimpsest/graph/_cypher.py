@@ -37,7 +37,6 @@ SCAN_ROWS_PER_SEEK = 250
 RECOUNT = 16  # asks between two counts of a table's rows (see _rows_about)
 _COUNTED = {
     "SlotState",
-    "Slot",
     "Entity",
     "EntityKey",
     "Fact",

@@ -22,7 +22,7 @@ from ._columns import (
     ASSERTION_COLUMNS,
     ENTITY_COLUMNS,
     FACT_COLUMNS,
-    SLOT_COLUMNS,
+    STATE_COLUMNS,
     assertion_row,
     fact_row,
     param_props,
@@ -69,22 +69,13 @@ def slot_write(
         params[f"{p}key_id"] = f"{e['namespace']}\x1f{e['key']}"
     if entities:
         parts.append("WITH 1 AS w")
-    # the slot's packed state first: for an existing slot, its MATCH is the check that
-    # the slot exists (nothing else hangs off the slot since migration 7)
-    if new:
-        parts.append(
-            f"CREATE (:Slot {{{param_props(SLOT_COLUMNS, 's_')}}}),"
-            " (:SlotState {id: $s_id, log: $s_log, versions: $s_versions})"
-        )
-        bind("s_", slot, SLOT_COLUMNS)
-    else:
+    # the slot (its packed state) first: for an existing slot, its MATCH is the check
+    # that the slot exists (nothing hangs off it since migration 8)
+    if not new:
         # delete + insert, never SET: in-place string updates bloat the file
-        parts.append(
-            "MATCH (y:SlotState {id: $s_id}) DELETE y"
-            " CREATE (:SlotState {id: $s_id, log: $s_log, versions: $s_versions})"
-        )
-        params["s_id"] = slot["id"]
-    params["s_log"], params["s_versions"] = slot["log"], slot["versions"]
+        parts.append("MATCH (y:SlotState {id: $s_id}) DELETE y")
+    parts.append(f"CREATE (:SlotState {{{param_props(STATE_COLUMNS, 's_')}}})")
+    params.update({f"s_{c}": slot[c] for c in STATE_COLUMNS})  # every column: no silent NULL
     for i, a in enumerate(assertions):
         p = f"a{i}_"
         parts.append(f"CREATE (:Assertion {{{param_props(ASSERTION_COLUMNS, p)}}})")

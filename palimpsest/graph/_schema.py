@@ -147,6 +147,27 @@ _V7 = (
     "DROP TABLE IF EXISTS HAS_VERSION",
 )
 
+# --- migration 8: a slot is one row, its packed state included --------------------------
+# Slot held a slot's own columns and SlotState its packed log and versions, so a bulk
+# write created two nodes (two primary-key index entries) for each slot it opened, and
+# a point query sought both. SlotState now holds the slot's columns too, and a slot's
+# tombstones are found by their `slot_id` column (HAS_TOMBSTONE hung them off Slot).
+# Per 5,000-assertion batch at 1M versions: 30-50 ms less, a checkpoint after 12 batches
+# 2.75 -> 2.5 s, 7% less WAL. Rebuilding the table costs ~11 s once at 1M versions
+# (600k slots), inside the migration's transaction; the file keeps the freed pages.
+_V8 = (
+    "CREATE NODE TABLE IF NOT EXISTS SlotRow(id STRING PRIMARY KEY, namespace STRING,"
+    " subject_id STRING, predicate STRING, subject STRING, log STRING, versions STRING)",
+    # one node per MATCH, chained: a hash join (two patterns in one MATCH: a cross product)
+    "MATCH (s:Slot) WITH s MATCH (x:SlotState {id: s.id}) CREATE (:SlotRow {id: s.id,"
+    " namespace: s.namespace, subject_id: s.subject_id, predicate: s.predicate,"
+    " subject: s.subject, log: x.log, versions: x.versions})",
+    "DROP TABLE IF EXISTS HAS_TOMBSTONE",
+    "DROP TABLE IF EXISTS SlotState",
+    "DROP TABLE IF EXISTS Slot",
+    "ALTER TABLE SlotRow RENAME TO SlotState",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "bitemporal core", _V1),
     Migration(2, "recall: episode search text and embeddings", _V2),
@@ -155,6 +176,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "predicate-definition history", _V5),
     Migration(6, "entity-name and fact-statement vectors", _V6),
     Migration(7, "no slot relationships to the log and versions", _V7),
+    Migration(8, "a slot is one row with its packed state", _V8),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

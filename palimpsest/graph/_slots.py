@@ -1,4 +1,4 @@
-"""A slot's log and versions, packed onto its `Slot` node.
+"""A slot's log and versions, packed onto its `SlotState` row (graph/_schema.py).
 
     >>> log, versions = decode(*encode(log_rows, version_rows), slot=slot_row)
 

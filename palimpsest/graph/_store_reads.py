@@ -110,24 +110,19 @@ class FactStore(StoreBase):
                 k: row.get(k) for k in ("id", "namespace", "kind", "slot_id", "erased_at", "reason")
             },
         )
-        if row.get("slot_id"):
-            self.db.query(
-                "MATCH (s:Slot {id: $s}), (t:Tombstone {id: $t}) CREATE (s)-[:HAS_TOMBSTONE]->(t)",
-                s=row["slot_id"],
-                t=row["id"],
-            )
 
     def tombstone(self, tomb_id: str) -> Row | None:
         rows = self.db.query("MATCH (t:Tombstone {id: $id}) RETURN t", id=tomb_id)
         return rows[0]["t"] if rows else None
 
     def slot_tombstones(self, slot_id: str) -> list[Row]:
-        return [
-            r["t"]
-            for r in self.db.query(
-                "MATCH (s:Slot {id: $id})-[:HAS_TOMBSTONE]->(t:Tombstone) RETURN t", id=slot_id
-            )
-        ]
+        """The slot's tombstones, found by their `slot_id` (a scan of the tombstones: only
+        erasures leave them, and only `history` asks)."""
+        rows = self.db.query(
+            "MATCH (t:Tombstone) WHERE t.slot_id = $id RETURN t ORDER BY t.erased_at, t.id",
+            id=slot_id,
+        )
+        return [r["t"] for r in rows]
 
     # --- counts and compaction ---------------------------------------------------------------
     def counts(self, namespace: str) -> dict[str, int]:
@@ -141,7 +136,7 @@ class FactStore(StoreBase):
         return out
 
     def namespaces(self) -> list[str]:
-        rows = self.db.query("MATCH (s:Slot) RETURN DISTINCT s.namespace AS ns")
+        rows = self.db.query("MATCH (s:SlotState) RETURN DISTINCT s.namespace AS ns")
         rows += self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
         return sorted({r["ns"] for r in rows})
 

@@ -20,7 +20,6 @@ from ._bulk import Bulk, load_rows
 from ._columns import (
     ASSERTION_COLUMNS,
     FACT_COLUMNS,
-    SLOT_COLUMNS,
     STATE_COLUMNS,
     assertion_row,
     fact_row,
@@ -42,10 +41,11 @@ from ._db import Row
 from ._fused import fits, slot_write
 from ._slots import log_ids
 
-_SLOT_RETURN = returns("s", SLOT_COLUMNS)
+_SLOT_RETURN = returns("x", STATE_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
 _STATE = ("log", "versions")
 _ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")  # `_seek` adds the id
+_CREATE_STATES = f"CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})"
 _REPLACE_STATES = (
     f"MATCH (x:SlotState {{id: id}}) DELETE x CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})"
 )
@@ -62,54 +62,25 @@ class SlotStore(StoreBase):
     # --- slots and the assertion log -----------------------------------------------------
     def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
         """Slots not stored yet, with their packed state: rows carry the slot columns,
-        `log` and `versions`."""
+        `log` and `versions` (STATE_COLUMNS)."""
         if len(rows) >= LOAD_MIN:
             load_rows(
-                self.db,
-                f"CREATE (:Slot {{{cols(SLOT_COLUMNS)}}}), (:SlotState {{{cols(STATE_COLUMNS)}}})",
-                (*SLOT_COLUMNS, "log", "versions"),
-                rows,
+                self.db, f"CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})", STATE_COLUMNS, rows
             )
             return
         for r in rows:
             self.db.query(
-                f"CREATE (:Slot {{{param_props(SLOT_COLUMNS)}}}),"
-                f" (:SlotState {{{param_props(STATE_COLUMNS)}}})",
-                **{c: r[c] for c in (*SLOT_COLUMNS, *STATE_COLUMNS)},
+                f"CREATE (:SlotState {{{param_props(STATE_COLUMNS)}}})",
+                **{c: r[c] for c in STATE_COLUMNS},
             )
-
-    def slot(self, slot_id: str) -> Row | None:
-        rows = self.db.query("MATCH (s:Slot {id: $id}) RETURN s", id=slot_id)
-        return rows[0]["s"] if rows else None
 
     def slot_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
         """Slot rows with their packed log and versions, for those that exist."""
-        if len(slot_ids) <= FEW:
-            rows = [
-                row
-                for i in slot_ids
-                for row in self.db.query(
-                    "MATCH (s:Slot {id: $id}), (x:SlotState {id: $id})"
-                    f" RETURN {_SLOT_RETURN}, {_STATE_RETURN}",
-                    id=i,
-                )
-            ]
-        else:
-            # one scan-and-join per table: a two-table pattern under UNWIND plans as a
-            # cross product that exhausts the buffer pool
-            rows, states = [], {}
-            for chunk in chunks(list(slot_ids), SCAN_BATCH):
-                rows += self.db.query(
-                    f"UNWIND $ids AS i MATCH (s:Slot {{id: i}}) RETURN {_SLOT_RETURN}",
-                    ids=list(chunk),
-                )
-                for r in self.db.query(
-                    "UNWIND $ids AS i MATCH (x:SlotState {id: i})"
-                    f" RETURN x.id AS id, {_STATE_RETURN}",
-                    ids=list(chunk),
-                ):
-                    states[r["id"]] = r
-            rows = [{**r, **states.get(r["id"], {})} for r in rows]
+        rows = self._by_keys(
+            slot_ids,
+            f"MATCH (x:SlotState {{id: $id}}) RETURN {_SLOT_RETURN}",
+            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN {_SLOT_RETURN}",
+        )
         return {r["id"]: r for r in rows}
 
     def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
@@ -148,7 +119,7 @@ class SlotStore(StoreBase):
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
-            "MATCH (s:Slot) WHERE s.namespace = $ns AND s.predicate = $p RETURN s.id AS id",
+            "MATCH (s:SlotState) WHERE s.namespace = $ns AND s.predicate = $p RETURN s.id AS id",
             ns=namespace,
             p=predicate,
         )

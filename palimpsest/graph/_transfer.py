@@ -19,7 +19,8 @@ from typing import Any
 import pyarrow as pa
 
 from ._bulk import copy_nodes
-from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS
+from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS, SLOT_COLUMNS
+from ._cypher import returns
 from ._db import Row, _from_db, _to_db, check_params
 from ._store import Store
 
@@ -33,7 +34,7 @@ _ID_TABLES = (
     "Entity",
     "EntityKey",
     "Episode",
-    "Slot",
+    "SlotState",
     "Assertion",
     "Fact",
     "Tombstone",
@@ -53,7 +54,7 @@ _SCAN = 20_000
 _LABELS = {
     "entity": "Entity",
     "episode": "Episode",
-    "slot": "Slot",
+    "slot": "SlotState",
     "assertion": "Assertion",
     "version": "Fact",
     "tombstone": "Tombstone",
@@ -111,7 +112,7 @@ class TransferStore:
     def namespaces(self) -> list[str]:
         """Every namespace holding a row of its own (a predicate definition counts)."""
         found: set[str] = set()
-        for label in ("Episode", "Entity", "Slot", "Tombstone", "Predicate"):
+        for label in ("Episode", "Entity", "SlotState", "Tombstone", "Predicate"):
             # the label is one of our constants, never input
             rows = self.db.query(f"MATCH (n:{label}) RETURN DISTINCT n.namespace AS ns")
             found |= {r["ns"] for r in rows}
@@ -145,6 +146,14 @@ class TransferStore:
             return
         label = _LABELS.get(kind) or _aux_label(kind)
         order = _ORDER.get(kind, "n.id")
+        if kind == "slot":  # the slot's own columns: its packed state is not exported
+            ret = returns("n", SLOT_COLUMNS)
+            # label and order are our constants, never input
+            yield from self._cursor(
+                f"MATCH (n:{label}) WHERE n.namespace = $ns RETURN {ret} ORDER BY {order}",
+                ns=namespace,
+            )
+            return
         # label and order are our constants, never input
         yield from (
             r["n"]
@@ -189,7 +198,7 @@ class TransferStore:
         out = self.store.counts(namespace)
         out["Slot"] = int(
             self.db.query(
-                "MATCH (s:Slot) WHERE s.namespace = $ns RETURN count(*) AS c", ns=namespace
+                "MATCH (s:SlotState) WHERE s.namespace = $ns RETURN count(*) AS c", ns=namespace
             )[0]["c"]
         )
         out["EntityKey"] = self.count("entity_key", namespace)
