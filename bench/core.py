@@ -562,7 +562,7 @@ class Bench:
     def counts(self) -> dict[str, int]:
         return {
             lbl: table_count(self.mem, lbl)
-            for lbl in ("Fact", "Assertion", "Slot", "Entity", "EntityKey")
+            for lbl in ("Fact", "Assertion", "SlotState", "Entity", "EntityKey")
         }
 
 
