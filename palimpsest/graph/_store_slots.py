@@ -41,7 +41,7 @@ from ._db import Row
 from ._fused import fits, slot_write
 from ._slots import log_ids
 
-_SLOT_RETURN = returns("x", STATE_COLUMNS)
+_ROW_RETURN = returns("x", STATE_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
 _STATE = ("log", "versions")
 _ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")  # `_seek` adds the id
@@ -64,9 +64,7 @@ class SlotStore(StoreBase):
         """Slots not stored yet, with their packed state: rows carry the slot columns,
         `log` and `versions` (STATE_COLUMNS)."""
         if len(rows) >= LOAD_MIN:
-            load_rows(
-                self.db, f"CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})", STATE_COLUMNS, rows
-            )
+            load_rows(self.db, _CREATE_STATES, STATE_COLUMNS, rows)
             return
         for r in rows:
             self.db.query(
@@ -78,8 +76,8 @@ class SlotStore(StoreBase):
         """Slot rows with their packed log and versions, for those that exist."""
         rows = self._by_keys(
             slot_ids,
-            f"MATCH (x:SlotState {{id: $id}}) RETURN {_SLOT_RETURN}",
-            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN {_SLOT_RETURN}",
+            f"MATCH (x:SlotState {{id: $id}}) RETURN {_ROW_RETURN}",
+            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN {_ROW_RETURN}",
         )
         return {r["id"]: r for r in rows}
 
