@@ -107,6 +107,7 @@ class StoreBase:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._row_counts: dict[str, tuple[int, int]] = {}  # table -> (rows, asks since)
 
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.
@@ -139,8 +140,7 @@ class StoreBase:
     def _rows_about(self, table: str) -> int:
         """About how many rows `table` has: counted afresh every `RECOUNT` asks (a count
         scans the table, 12 ms for 600k slot states, and the choice it feeds is coarse)."""
-        # table -> (rows, asks since counted); set here since some stores skip __init__
-        counts: dict[str, tuple[int, int]] = self.__dict__.setdefault("_row_counts", {})
+        counts = self._row_counts
         cached = counts.get(table)
         if cached is None or cached[1] >= RECOUNT:
             rows = int(self.db.query(f"MATCH (x:{table}) RETURN count(*) AS n")[0]["n"])

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._db import Database, Row
+from ._db import Row
 from ._embeddings import EmbeddingStore
 from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
 
@@ -45,9 +45,6 @@ _TERM_HITS = (
 class RecallStore(EmbeddingStore, VectorGenerations):
     """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
     statement vectors come from `EmbeddingStore`."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
 
     # --- index and model identity -------------------------------------------------------
     def ensure_index(self) -> None:
