@@ -59,6 +59,17 @@ def _slot_id(namespace: str, subject_id: str, predicate: str) -> str:
     return f"{namespace}\x1f{subject_id}\x1f{predicate}"
 
 
+def _slot_row(namespace: str, subject_id: str, predicate: str, subject: str) -> dict[str, Any]:
+    """A slot's own columns (graph/_columns.py SLOT_COLUMNS), its packed state aside."""
+    return {
+        "id": _slot_id(namespace, subject_id, predicate),
+        "namespace": namespace,
+        "subject_id": subject_id,
+        "predicate": predicate,
+        "subject": subject,
+    }
+
+
 class _Core(_Materialise):
     """State and helpers every verb needs."""
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from . import _names as names
+from ._core import _slot_row
 from ._use import _Uses
 from .errors import (
     AlreadyErased,
@@ -135,9 +136,8 @@ class _Erasure(_Uses):
         self._store.create_versions(rows)
         log, versions = encode(log_rows, rows)
         _, subject_id, predicate = slot.split("\x1f")
-        row = {"id": slot, "namespace": ns, "subject_id": subject_id, "predicate": predicate}
-        row.update(subject=self._name_of(subject_id), log=log, versions=versions)
-        self._store.save_slot_states([row])
+        row = _slot_row(ns, subject_id, predicate, self._name_of(subject_id))
+        self._store.save_slot_states([{**row, "log": log, "versions": versions}])
         return {statement_key(ns, r["subject"], r["predicate"], r["object"]) for r in rows}
 
     def _schedule(self, ns: str, slot: str) -> Schedule:

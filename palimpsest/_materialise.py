@@ -12,17 +12,20 @@ difference. The temporal rules themselves are pure functions in `temporal/`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._ids import _new_id
 from ._read_ahead import ReadAhead
 from .graph import Store, decode, encode
 from .models import Cardinality, Predicate
 from .temporal import LogEntry, Schedule, Segment, diff, materialise, replay
+
+_T = TypeVar("_T")
 
 
 def _log_entry(a: Mapping[str, Any]) -> LogEntry:
@@ -54,6 +57,13 @@ class _Plan:
     expire: list[str] = field(default_factory=list)
     insert: list[dict[str, Any]] = field(default_factory=list)
     changed: set[str] = field(default_factory=set)
+
+
+def _at_once(fn: Callable[..., _T], *args: Any) -> Future[_T]:
+    """`fn(*args)` run now, as a finished future (`_apply` without a helper thread)."""
+    done: Future[_T] = Future()
+    done.set_result(fn(*args))
+    return done
 
 
 def _packed(st: _SlotState) -> dict[str, Any]:
@@ -178,24 +188,21 @@ class _Materialise:
         """Replay each slot at K against what it believes now; edits `states` in place."""
         plan = _Plan()
         for sid, st in states.items():
+            by_id = {a["id"]: a for a in st.log}
+            believed: dict[Segment, dict[str, Any]] = {}
+            gone: list[Segment] = []
             if st.new and not st.versions and len(st.log) == 1 and not st.log[0]["quarantined"]:
                 # a slot this write opens with one assertion (most of a bulk import): nothing
-                # was believed, so every replayed segment is new
-                a = st.log[0]
-                for seg in replay([_log_entry(a)], cards[sid], known_at=k):
-                    row = self._version_row(a, seg.valid_from, seg.valid_to, k)
-                    plan.insert.append(row)
-                    st.versions.append(row)
-                    plan.changed.add(sid)
-                continue
-            by_id = {a["id"]: a for a in st.log}
-            log = [_log_entry(a) for a in st.log if not a["quarantined"]]
-            believed = {
-                Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
-                for v in st.versions
-                if v["expired_at"] is None and not v["quarantined"]
-            }
-            gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
+                # was believed, so every replayed segment is new and no diff is needed
+                new = replay([_log_entry(st.log[0])], cards[sid], known_at=k)
+            else:
+                log = [_log_entry(a) for a in st.log if not a["quarantined"]]
+                believed = {
+                    Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
+                    for v in st.versions
+                    if v["expired_at"] is None and not v["quarantined"]
+                }
+                gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
             if gone or new:
                 plan.changed.add(sid)
             for seg in gone:
@@ -226,15 +233,11 @@ class _Materialise:
         With a `helper` thread, the versions' Arrow table and the packed states are built
         there while this thread waits for Kùzu's expiry and version statements.
         """
-        self._store.delete_versions(plan.vanish)
-        if helper is None:
-            self._store.expire_versions(plan.expire, k)
-            self._store.create_versions(plan.insert)
-            self._store.save_slot_states([_packed(st) for st in states.values() if not st.new])
-            return
         store = self._store
-        versions = helper.submit(store.versions_bulk, plan.insert)
-        saved = helper.submit(
+        store.delete_versions(plan.vanish)
+        run = helper.submit if helper is not None else _at_once
+        versions = run(store.versions_bulk, plan.insert)
+        saved = run(
             lambda: store.states_bulk([_packed(st) for st in states.values() if not st.new])
         )
         store.expire_versions(plan.expire, k)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import _names as names
-from ._core import _slot_id
+from ._core import _slot_id, _slot_row
 from ._episodes import _Episodes
 from ._materialise import _packed, _SlotState
 from ._vocabulary import default_predicates
@@ -226,14 +226,10 @@ class _Transfer(_Episodes):
         self._names.update({e["id"]: e["name"] for e in entities})
         episodes = [strip(e, namespace=ns) for e in rows["episode"]]
         slots = {
-            _slot_id(ns, s["subject_id"], s["predicate"]): {
-                "id": _slot_id(ns, s["subject_id"], s["predicate"]),
-                "namespace": ns,
-                "subject_id": s["subject_id"],
-                "predicate": s["predicate"],
-                "subject": s["subject"],
-            }
-            for s in rows["slot"]
+            r["id"]: r
+            for r in (
+                _slot_row(ns, s["subject_id"], s["predicate"], s["subject"]) for s in rows["slot"]
+            )
         }
         assertions = []
         for a in rows["assertion"]:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from . import _names as names
-from ._core import UNSET, _slot_id, _trusted
+from ._core import UNSET, _slot_id, _slot_row, _trusted
 from ._embed_writes import _EmbedWrites
 from ._ids import _new_id
 from ._materialise import _packed, _Plan, _SlotState
@@ -94,14 +94,9 @@ class _WriteBatch(_EmbedWrites):
                         obj_id = self._entity_or_create(
                             ns, obj, kind=kind, pending=entities, known=known
                         )[0]
-                    slot = _slot_id(ns, subj_id, pred.name)
-                    slots[slot] = {
-                        "id": slot,
-                        "namespace": ns,
-                        "subject_id": subj_id,
-                        "predicate": pred.name,
-                        "subject": subj_name,
-                    }
+                    row = _slot_row(ns, subj_id, pred.name, subj_name)
+                    slot = row["id"]
+                    slots[slot] = row
                     start = p["valid_from"]
                     if start is UNSET:
                         start = p["reference"] or k

@@ -107,7 +107,6 @@ class Bulk:
         >>> store.create_versions(b)                     # the writer
     """
 
-    rows: list[Mapping[str, Any]]
     columns: tuple[str, ...]
     table: pa.Table
 
@@ -115,8 +114,7 @@ class Bulk:
     def of(
         cls, columns: Sequence[str], rows: Iterable[Mapping[str, Any]], *, fill: bool = False
     ) -> Bulk:
-        rows = list(rows)
-        return cls(rows, tuple(columns), arrow_table(columns, rows, fill=fill))
+        return cls(tuple(columns), arrow_table(columns, list(rows), fill=fill))
 
 
 def load_rows(
@@ -136,7 +134,7 @@ def load_rows(
     if isinstance(rows, Bulk):
         if rows.columns != tuple(columns):
             raise ValueError("internal: a bulk table built for other columns")
-        if rows.rows:
+        if rows.table.num_rows:
             db.load(f"LOAD FROM $t {cypher}", rows.table)
         return
     rows = list(rows)
