@@ -12,6 +12,7 @@ versions believed so far, expires what changed and inserts what is new
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from . import _names as names
@@ -20,6 +21,7 @@ from ._core import (
     _TRUSTED,
     UNSET,
 )
+from ._gc_pause import gc_paused
 from ._time import TimeLike, opt_utc
 from ._write_batch import _WriteBatch
 from .errors import (
@@ -34,6 +36,8 @@ from .models import (
     Fact,
 )
 from .transfer._format import json_lines
+
+GC_PAUSE_MIN = 1_000  # items of an assert_many that pauses the cyclic collector (_gc_pause)
 
 
 class _Writes(_WriteBatch):
@@ -86,7 +90,7 @@ class _Writes(_WriteBatch):
         """
         ns = self._ns(namespace)
         rows = list(items)
-        with self._lock:
+        with self._lock, gc_paused() if len(rows) >= GC_PAUSE_MIN else nullcontext():
             seen: dict[str, str] = {}  # predicate as given -> its name, once per batch
             parsed = [self._parse_assert(ns, i, r, seen) for i, r in enumerate(rows)]
             written = self._write_assertions(ns, parsed, read_ahead=True)
