@@ -37,6 +37,13 @@ from .models import (
 )
 from .transfer._format import json_lines
 
+# Assertions per transaction of an import. A bulk write's expiry, version and slot-state
+# statements each scan a whole table once, and its read of the stored slots turns from
+# per-key seeks into one scan: their cost grows with the memory, and a larger call
+# shares it. At 1M versions, with the collector paused (_gc_pause.py), between
+# checkpoints: 5,000 items a call 5,670-6,010/s, 20,000 items 8,580-9,130/s
+# (bench/README.md, session 7).
+IMPORT_BATCH = 20_000
 GC_PAUSE_MIN = 1_000  # items of an assert_many that pauses the cyclic collector (_gc_pause)
 
 
@@ -262,7 +269,7 @@ class _Writes(_WriteBatch):
 
     # --- bulk import ----------------------------------------------------------------------------
     def import_facts(
-        self, lines: Iterable[str], *, batch: int = 5000, namespace: str | None = None
+        self, lines: Iterable[str], *, batch: int = IMPORT_BATCH, namespace: str | None = None
     ) -> int:
         """Assertions from JSON Lines (one `assert_many` item per line), in large batches.
 

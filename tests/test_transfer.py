@@ -744,6 +744,42 @@ def _without_models(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Memory, "open", classmethod(fast_open))
 
 
+def test_cli_import_batch_is_the_library_default_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Facts go in transactions of `--batch` items; without it, of the import's default."""
+    from typer.testing import CliRunner
+
+    from palimpsest.cli import app
+
+    _without_models(monkeypatch)
+    calls: list[int] = []
+    real = Memory.assert_many
+
+    def counted(self: Memory, items: Any, **kw: Any) -> Any:
+        items = list(items)
+        calls.append(len(items))
+        return real(self, items, **kw)
+
+    monkeypatch.setattr(Memory, "assert_many", counted)
+    src = tmp_path / "facts.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps({"subject": f"p{i}", "predicate": "likes", "object": "jazz"}) + "\n"
+            for i in range(5)
+        )
+    )
+    runner = CliRunner()
+    path = str(tmp_path / "m")
+    res = runner.invoke(app, ["--path", path, "import", str(src), "-f", "facts"])
+    assert res.exit_code == 0, res.output
+    assert calls == [5]
+    res = runner.invoke(app, ["--path", path, "import", str(src), "-f", "facts", "--batch", "2"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == "imported 5 facts"
+    assert calls == [5, 2, 2, 1]
+
+
 def test_cli_transcript_and_locomo_import_with_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
