@@ -4,10 +4,12 @@
 >>> # python bench/core.py                               # 10k, 100k and 1M versions
 >>> # python bench/core.py --sizes 10000,100000 --out /tmp/x.json
 
-One database is grown through the public bulk path (`Memory.assert_many`, batches
-of 5,000, a controlled transaction clock advancing 10 minutes per batch) until
-it holds N stored fact versions (Fact nodes, believed or expired), then measured;
-then it grows to the next N. The data mix is generated, seeded and deterministic:
+One database is grown through the public bulk path (`Memory.assert_many`, calls of
+`--batch` items, by default the import's 20,000; a controlled transaction clock
+advancing 10 minutes per call) until it holds N stored fact versions (Fact nodes,
+believed or expired), then measured; then it grows to the next N. No call is
+smaller than 5,000 items, nor larger than about what reaching N still needs.
+The data mix is generated, seeded and deterministic:
 
 * each new subject gets 5 assertions: lives_in, works_at, job_title (`one`), likes and
   visited (`many`); visited and some likes carry a valid_to;
@@ -59,8 +61,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import kuzu
 
 from palimpsest import Memory
+from palimpsest._writes import IMPORT_BATCH
 
-BATCH = 5_000
+BATCH = IMPORT_BATCH  # items per assert_many call (--batch)
+MIN_CALL = 5_000  # the smallest call growth makes, however close the next size
+VERSIONS_PER_ASSERTION = 1.4  # of the generated mix (10 versions per 7 assertions)
 NS = "default"
 SEED = 20250101
 K0 = datetime(2025, 1, 1, tzinfo=UTC)  # transaction clock start
@@ -253,9 +258,15 @@ def rand_time(rng: random.Random, lo: datetime, hi: datetime) -> datetime:
 # --- the stages -----------------------------------------------------------------------------------
 class Bench:
     def __init__(
-        self, root: Path, queries: int, singles: int, embedder: str | None = "minilm"
+        self,
+        root: Path,
+        queries: int,
+        singles: int,
+        embedder: str | None = "minilm",
+        batch: int = BATCH,
     ) -> None:
         self.root = root
+        self.batch = batch
         self.path = root / "mem"
         self.clock = Clock(K0)
         self.gen = Generator()
@@ -279,7 +290,8 @@ class Bench:
         while self.versions < n_versions:
             if time.perf_counter() > deadline:
                 break
-            items = self.gen.batch()
+            need = int((n_versions - self.versions) / VERSIONS_PER_ASSERTION) + 1
+            items = self.gen.batch(min(self.batch, max(MIN_CALL, need)))
             self.clock.advance(BATCH_TICK)
             t0, c0 = time.perf_counter(), time.process_time()
             self.mem.assert_many(items)
@@ -288,6 +300,7 @@ class Bench:
             self.assertions += len(items)
             self.versions = fact_count(self.mem)
             row = {
+                "items": len(items),
                 "assertions": self.assertions,
                 "versions": self.versions,
                 "seconds": round(dt, 4),
@@ -317,7 +330,7 @@ class Bench:
             "stage_wall_seconds": round(time.perf_counter() - t_stage, 2),
             "stage_assertions_per_s": round(n_items / stage_s, 1) if stage_s else None,
             "tail_assertions_per_s": round(
-                sum(BATCH for _ in tail) / sum(r["seconds"] for r in tail), 1
+                sum(r["items"] for r in tail) / sum(r["seconds"] for r in tail), 1
             )
             if tail
             else None,
@@ -326,7 +339,7 @@ class Bench:
             if (cpu_s := sum(r["cpu_seconds"] for r in rows))
             else None,
             "tail_assertions_per_cpu_s": round(
-                BATCH * len(tail) / sum(r["cpu_seconds"] for r in tail), 1
+                sum(r["items"] for r in tail) / sum(r["cpu_seconds"] for r in tail), 1
             )
             if tail
             else None,
@@ -361,7 +374,7 @@ class Bench:
         db.load = timed_call("load", db.load)  # type: ignore[method-assign]
         db.copy = timed_call("copy", db.copy)  # type: ignore[method-assign]
         writer.raw = timed_call("raw", real_raw)  # type: ignore[method-assign]
-        items = self.gen.batch()
+        items = self.gen.batch(self.batch)
         self.clock.advance(BATCH_TICK)
         try:
             t0 = perf()
@@ -637,6 +650,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=1000, help="timed point queries per size")
     ap.add_argument("--singles", type=int, default=100, help="timed single asserts per kind")
     ap.add_argument(
+        "--batch", type=int, default=BATCH, help="items per assert_many call while growing"
+    )
+    ap.add_argument(
         "--max-build-minutes",
         type=float,
         default=40.0,
@@ -661,7 +677,9 @@ def main(argv: list[str] | None = None) -> int:
     if (root / "mem").exists():
         shutil.rmtree(root / "mem")
     embedder = None if args.embedder == "none" else args.embedder
-    bench = Bench(root, queries=args.queries, singles=args.singles, embedder=embedder)
+    bench = Bench(
+        root, queries=args.queries, singles=args.singles, embedder=embedder, batch=args.batch
+    )
     deadline = time.perf_counter() + args.max_build_minutes * 60
     results = []
     t_all = time.perf_counter()
@@ -676,12 +694,6 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"   {build['reached_versions']:,} versions; stage"
                 f" {build['stage_assertions_per_s']} assertions/s",
-                flush=True,
-            )
-            phases = bench.batch_phases()
-            print(
-                f"   one batch: {phases['total_ms']:.0f} ms = Kùzu {phases['kuzu_ms']:.0f}"
-                f" (commit {phases['commit_ms']:.0f}) + Python {phases['python_ms']:.0f}",
                 flush=True,
             )
             load = bench.reopen()
@@ -700,6 +712,14 @@ def main(argv: list[str] | None = None) -> int:
             )
             single = bench.single_asserts()
             print("   single " + ", ".join(f"{k} {_fmt(v)}" for k, v in single.items()), flush=True)
+            # after the measurements, so that they are made at N: a call adds up to
+            # `--batch` assertions
+            phases = bench.batch_phases()
+            print(
+                f"   one batch: {phases['total_ms']:.0f} ms = Kùzu {phases['kuzu_ms']:.0f}"
+                f" (commit {phases['commit_ms']:.0f}) + Python {phases['python_ms']:.0f}",
+                flush=True,
+            )
             results.append(
                 {
                     "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()],
@@ -732,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
             "cpus": os.cpu_count(),
         },
         "settings": {
-            "batch": BATCH,
+            "batch": args.batch,
             "queries": args.queries,
             "singles": args.singles,
             "seed": SEED,
