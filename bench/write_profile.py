@@ -9,8 +9,9 @@ deleted afterwards. On the copy it runs, through the public facade and the
 generated data mix of `bench/core.py` (`Generator`, continued past the
 subjects already stored):
 
-* `--batches` growth batches of `--batch` (5,000) assertions (`Memory.assert_many`), each
-  with every store call timed (statement kind, COMMIT, Python remainder);
+* `--batches` growth batches of `--batch` assertions (default 20,000, the import's;
+  `Memory.assert_many`), each with every store call timed (statement kind, COMMIT,
+  Python remainder);
 * `--singles` single `Memory.assert_fact` calls of each kind (fresh and
   existing slots of `lives_in` and `likes`), with the statements they run;
 * a few hundred as-of point queries, to check reads did not pay for writes.

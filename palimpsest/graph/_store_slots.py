@@ -100,7 +100,8 @@ class SlotStore(StoreBase):
         return Bulk.of(STATE_COLUMNS, rows) if FEW < len(rows) <= SCAN_BATCH else rows
 
     def save_slot_states(self, rows: Sequence[Mapping[str, Any]] | Bulk) -> None:
-        """Replace the packed state of existing slots: rows carry id, log, versions."""
+        """Replace the packed state of existing slots: rows carry every STATE_COLUMNS
+        column (the slot's own columns too: the row is deleted and created again)."""
         if isinstance(rows, Bulk):
             load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, rows)
             return
