@@ -190,7 +190,7 @@ def run_system(
         proc.call("search", query=first_qs[0].text, k=10)
         proc.call("close")
         rows: dict[str, list[tuple[int, dict[int, float]]]] = {"strict": [], "facts": []}
-        per_q: list[dict[str, Any]] = []
+        per_q: list[dict[int, float]] = []
         ingest_ms, n_turns, lat = 0.0, 0, {k: [] for k in KS}
         checks = {}
         for conv, turns, now, qs in data:
@@ -211,8 +211,7 @@ def run_system(
                 for name, facts in (("strict", False), ("facts", True)):
                     rec = {k: share(answers[k], q.evidence, k, facts) for k in KS}
                     rows[name].append((q.category, rec))
-                r = rows["strict"][-1][1]
-                per_q.append({"conv": conv.conv_id, "category": q.category, "r": r})
+                per_q.append(rows["strict"][-1][1])
             proc.call("close")
             shutil.rmtree(path, ignore_errors=True)
             print(
@@ -237,7 +236,8 @@ def run_system(
             for k, v in lat.items()
         },
         "seconds": time.perf_counter() - t_start,
-        "questions": per_q,
+        # per question, in the run's question order (report["question_index"])
+        **{f"r{k}": [round(r[k], 4) for r in per_q] for k in KS},
     }
 
 
@@ -290,6 +290,26 @@ def print_table(reports: Sequence[dict[str, Any]], n_questions: int, title: str)
         print(f"- {r['label']}: {versions}; {r['seconds']:.0f} s")
 
 
+def dump(report: dict[str, Any]) -> str:
+    """The report as indented JSON, with the per-question lists on one line each."""
+    flat: dict[str, str] = {}
+
+    def pack(value: list[Any]) -> str:
+        key = f"@@{len(flat)}@@"
+        flat[key] = json.dumps(value, separators=(",", ":"))
+        return key
+
+    out = {**report, "question_index": pack(report["question_index"])}
+    out["systems"] = [
+        {k: pack(v) if k in {f"r{n}" for n in KS} else v for k, v in r.items()}
+        for r in report["systems"]
+    ]
+    text = json.dumps(out, indent=1)
+    for key, value in flat.items():
+        text = text.replace(json.dumps(key), value)
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--setup", action="store_true", help="create or update the peers' venvs")
@@ -334,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "cpus": sorted(cpus) if cpus else "all",
         "loadavg_start": Path("/proc/loadavg").read_text().split()[:3],
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "question_index": [[d[0].conv_id, q.category] for d in data for q in d[3]],
         "systems": [],
     }
     scratch = Path(tempfile.mkdtemp(prefix="palimpsest-peers-"))
@@ -362,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     out.mkdir(exist_ok=True)
     tag = ("-quick" if args.quick else "") + (f"-{args.tag}" if args.tag else "")
     path = out / f"peers-{time.strftime('%Y-%m-%d')}{tag}.json"
-    path.write_text(json.dumps(report, indent=1) + "\n")
+    path.write_text(dump(report) + "\n")
     print(f"\nwrote {path}")
 
 
