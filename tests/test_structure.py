@@ -191,7 +191,6 @@ def test_no_module_over_600_lines() -> None:
     assert not long, long
 
 
-@_BEFORE
 def test_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
 

@@ -10,7 +10,7 @@ Two sets of tools share one `Memory`, opened once for the life of the process:
 - the official MCP "memory" server's tools (`create_entities`, `create_relations`,
   `add_observations`, `delete_entities`, `delete_observations`, `delete_relations`,
   `read_graph`, `search_nodes`, `open_nodes`) with its names and input shapes, so
-  prompts written for it keep working (tools: `_mcp_compat`; mapping: `_memory_compat`).
+  prompts written for it keep working (tools: `memory_tools`; mapping: `memory_compat`).
 
 Every result is a JSON object, as structured content and as text (the
 memory-server deletes answer with a sentence, as that server does). Engine
@@ -32,12 +32,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from . import _mcp_compat
-from ._mcp_compat import ok as _ok
-from .errors import PalimpsestError, ValidationError
+from ..errors import PalimpsestError, ValidationError
+from . import memory_tools
+from .memory_tools import ok as _ok
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 Time = Annotated[
     str | None, Field(description="ISO-8601 time with a zone, e.g. 2024-09-01T00:00:00Z")
@@ -81,7 +81,7 @@ def _bounded(items: Sequence[Any], limit: int) -> tuple[list[Any], int]:
 
 def _since_always(value: str | None) -> Any:
     """A valid_from argument: omitted -> the reference time; "always" -> unbounded."""
-    from .memory import UNSET
+    from ..memory import UNSET
 
     if value is None:
         return UNSET
@@ -188,7 +188,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         ended."""
 
         def run() -> CallToolResult:
-            from .memory import UNSET
+            from ..memory import UNSET
 
             return _ok(
                 _dump(mem.end_fact(subject, predicate, object, at=UNSET if at is None else at))
@@ -328,7 +328,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         every change with its reason. dry_run shows without changing."""
         return call(lambda: _ok(_dump(mem.consolidate(dry_run=dry_run))))
 
-    _mcp_compat.register(server, mem, call, read=read, write=write, retracting=retracting)
+    memory_tools.register(server, mem, call, read=read, write=write, retracting=retracting)
     return server
 
 
@@ -342,7 +342,7 @@ def serve(
 
     >>> serve("palimpsest-data", models=False)   # no spaCy, no MiniLM: words-only recall
     """
-    from .memory import Memory
+    from ..memory import Memory
 
     if not isinstance(models, bool):
         raise ValidationError("models: true or false", field="models")

@@ -1,10 +1,10 @@
-"""The MCP tools of the official "memory" server, over `_memory_compat`.
+"""The MCP tools of the official "memory" server, over `memory_compat`.
 
     >>> register(server, mem, call, read=read, write=write, retracting=retracting)
 
 Same names, input shapes and result shapes as `@modelcontextprotocol/server-memory`
 (its text content too: the JSON of the result, or a sentence for deletes), so a
-host model's prompts work unchanged. Registered by `palimpsest.mcp.build_server`.
+host model's prompts work unchanged. Registered by `palimpsest.mcp.server.build_server`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from . import _memory_compat as compat
+from . import memory_compat as compat
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 
 class Entity(TypedDict):

@@ -1,5 +1,8 @@
 """`palimpsest demo`: two years of a user's life, replayed into a fresh memory.
 
+    $ palimpsest demo            # a temporary memory, removed afterwards
+    $ palimpsest demo --keep     # kept, to explore with the other commands
+
 The sample (`data/demo_conversation.jsonl`) is a list of conversation turns, each
 with the explicit fact operation a host model took from it (assert / end /
 retract). Each line is replayed at the time it was said: the turn is stored as
@@ -20,20 +23,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from .cli import (
-    CliError,
-    changes_text,
-    fmt_time,
-    history_table,
-    profile_text,
-    snapshot_text,
-)
-from .memory import Memory
-from .models import AuthorKind
+import typer
 
-DEMO_DATA = Path(__file__).resolve().parent.parent / "data" / "demo_conversation.jsonl"
+from .common import CliError, echo, settings
+from .format import changes_text, fmt_time, history_table, profile_text, snapshot_text
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..models import AuthorKind
+
+DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo_conversation.jsonl"
 SOURCE = "demo_conversation"
 _RECORD_LAG = timedelta(seconds=30)  # a turn is recorded shortly after it is said
 
@@ -284,6 +285,8 @@ READING = (
 def reading_demo(out: Out) -> None:
     """Section 7: what the engine reads from text by itself (spaCy, no LLM)."""
     _header(out, "7. Remembering raw text: the engine reads facts by itself (spaCy, no LLM)")
+    from ..memory import Memory
+
     with tempfile.TemporaryDirectory(prefix="palimpsest-reading-") as tmp:
         last = _utc(READING[-1][0])
         with Memory.open(Path(tmp) / "m", clock=lambda: last + timedelta(minutes=5)) as mem:
@@ -344,6 +347,8 @@ def run(
 
     Returns whether every as-of answer matched the story.
     """
+    from ..memory import Memory
+
     source = data or DEMO_DATA
     if not source.is_file():
         raise CliError("not_found", f"demo data not found at {source}")
@@ -406,3 +411,26 @@ def run(
     finally:
         if temp is not None and not keep:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def demo_cmd(
+    ctx: typer.Context,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the temporary memory to explore afterwards.")
+    ] = False,
+    data: Annotated[
+        str | None,
+        typer.Option("--data", metavar="FILE", help="Another conversation file to load."),
+    ] = None,
+) -> None:
+    """Load a two-year sample conversation and walk through the temporal queries."""
+    s = settings(ctx)
+    ok = run(
+        path=s.path if s.path_given else None,
+        keep=keep,
+        data=Path(data) if data else None,
+        namespace=s.namespace,
+        out=echo,
+    )
+    if not ok:
+        raise typer.Exit(1)

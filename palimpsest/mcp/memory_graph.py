@@ -1,59 +1,28 @@
-"""The official MCP "memory" server's knowledge graph, kept in a Palimpsest memory.
+"""The official MCP "memory" server's knowledge graph as facts: the mapping and the writes.
 
     >>> create_entities(mem, [{"name": "Mira", "entityType": "person",
-    ...                        "observations": ["plays the cello"]},
-    ...                       {"name": "Berlin", "entityType": "city", "observations": []}])
+    ...                        "observations": ["plays the cello"]}])
     >>> create_relations(mem, [{"from": "Mira", "to": "Berlin", "relationType": "lives_in"}])
-    >>> read_graph(mem)["entities"][0]["observations"]
-    ['plays the cello']
 
-`@modelcontextprotocol/server-memory` keeps entities (name, entityType,
-observations) and relations (from, to, relationType) in a JSON Lines file. Here
-the same shapes are facts, so they gain valid and transaction time, history and
-recall. The mapping (a contract: `palimpsest import --format mcp-memory` and the
-MCP tools rely on it):
-
-- an entity is a Palimpsest entity of that name; its entityType is the fact
-  (name, `entity_type`, type), a `one`-valued predicate with value objects (the
-  engine has no verb that sets `Entity.type`, so the type is knowledge like any
-  other: re-typing supersedes, history keeps the old type);
-- an observation is the fact (name, `observation`, text), a `many`-valued
-  predicate with value objects;
-- a relation {from, to, relationType} is the fact (from, relationType, to). A
-  relationType the vocabulary knows (by name or alias) keeps its meaning and
-  cardinality: "works at" is `works_at`, one employer at a time, so a newer one
-  supersedes the older. Any other becomes a `many` predicate named after it in
-  snake_case ("is friends with" -> `is_friends_with`);
-- every delete is a retraction: gone from every view from now on, still in
-  `history` and in views as known before. `erase` stays the privacy verb.
-
-As in the official server, relations and observations need their entities in
-the graph (`import_memory_json` creates missing relation ends). Reads are as of
-now; `read_graph` and `search_nodes` are bounded (entities, relations, observations
-per entity), count what they leave out, and read only their page: the store picks
-and cuts it (`graph._transfer.GraphPages`), never a whole snapshot.
-Differences a switcher may notice: names match case-insensitively (the engine's
-entity keys fold case and spaces), relation types come back as predicate names,
-observations are single lines of at most 512 characters (listed in recording
-order, alphabetically within one call), and an entity exists while some fact
-mentions it.
+The mapping (entity types, observations and relations as facts; deletes as
+retractions) is the contract `memory_compat` states; reads are `memory_reads`,
+the memory.json file `memory_json`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import _names as names
-from .errors import NotFound, UnknownPredicate, ValidationError
+from .. import _names as names
+from ..errors import NotFound, UnknownPredicate, ValidationError
 
 if TYPE_CHECKING:
-    from .memory import Memory
-    from .models import Fact
+    from ..memory import Memory
+    from ..models import Fact
 
 OBSERVATION = "observation"
 ENTITY_TYPE = "entity_type"
@@ -392,225 +361,3 @@ def delete_relations(
 
         count += _retract_until_gone(mem, find, "delete_relations", namespace)
     return {"deletedCount": count}
-
-
-def read_graph(
-    mem: Memory,
-    *,
-    limit: int = 50,
-    relation_limit: int = 100,
-    offset: int = 0,
-    observation_limit: int = OBSERVATION_LIMIT,
-    namespace: str | None = None,
-) -> dict[str, Any]:
-    """The graph as of now, bounded: a page of entities (best connected first), the
-    relations touching them, and counts of what was left out. Only the page is read."""
-    return _page(mem, "", limit, relation_limit, offset, observation_limit, namespace)
-
-
-def search_nodes(
-    mem: Memory,
-    query: str,
-    *,
-    limit: int = 50,
-    relation_limit: int = 100,
-    offset: int = 0,
-    observation_limit: int = OBSERVATION_LIMIT,
-    namespace: str | None = None,
-) -> dict[str, Any]:
-    """Entities whose name, type or an observation contains `query` (case-insensitive),
-    and the relations touching them; bounded like `read_graph`."""
-    needle = _text(query, "query").lower()  # empty: everything, as the official server
-    return _page(mem, needle, limit, relation_limit, offset, observation_limit, namespace)
-
-
-def _page(
-    mem: Memory,
-    needle: str,
-    limit: int,
-    relation_limit: int,
-    offset: int,
-    observation_limit: int,
-    namespace: str | None,
-) -> dict[str, Any]:
-    """A page of the believed graph, chosen and cut by the store (see `GraphPages`)."""
-    from .graph._transfer import GraphPages
-
-    bounds = (
-        ("limit", limit, 1, MAX_ENTITIES),
-        ("relation_limit", relation_limit, 0, MAX_RELATIONS),
-        ("offset", offset, 0, None),
-        ("observation_limit", observation_limit, 0, MAX_OBSERVATIONS),
-    )
-    for field, value, low, high in bounds:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValidationError(f"{field}: an integer >= {low}", field=field)
-        if high is not None and value > high:
-            raise ValidationError(f"{field}: at most {high}", field=field)
-    kinds = _kinds(mem, namespace)
-    values = [p for p, k in kinds.items() if k == "value" and p not in COMPAT_PREDICATES]
-    pages = GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
-    rows, total, ends = pages.entities(
-        needle=needle,
-        type_predicate=ENTITY_TYPE,
-        value_predicates=values,
-        kinds=(DEFAULT_TYPE, "value"),
-        offset=offset,
-        limit=limit,
-    )
-    ids = [r["id"] for r in rows]
-    types = pages.own_first(ids, ENTITY_TYPE) if ids else {}
-    counts = pages.own_counts(ids, OBSERVATION) if ids else {}
-    entities = [
-        {
-            "name": r["name"],
-            "entityType": types.get(r["id"], r["kind"]),
-            "observations": pages.own(r["id"], OBSERVATION, observation_limit)
-            if counts.get(r["id"]) and observation_limit
-            else [],
-        }
-        for r in rows
-    ]
-    found, touching = pages.relations(ids, relation_limit) if ids else ([], 0)
-    relations = [{"from": r["src"], "to": r["dst"], "relationType": r["type"]} for r in found]
-    # the whole graph's relations for read_graph; for a search, those touching the page
-    of = touching if needle else ends // 2
-    hidden = sum(counts.values()) - sum(len(e["observations"]) for e in entities)
-    summary = (
-        f"{len(entities)} of {total} entities (from {offset}), {len(relations)} of {of} relations"
-    )
-    if hidden:
-        summary += f", {hidden} observations left out (open_nodes shows them all)"
-    if total - len(entities) or of - len(relations):
-        summary += "; narrow with search_nodes or open_nodes, or page with offset"
-    return {
-        "entities": entities,
-        "relations": relations,
-        "omitted": {
-            "entities": total - len(entities),
-            "relations": of - len(relations),
-            "observations": hidden,
-        },
-        "summary": summary,
-    }
-
-
-def open_nodes(
-    mem: Memory, entity_names: Sequence[str], *, namespace: str | None = None
-) -> dict[str, Any]:
-    """The named entities and every relation touching them (names not in the graph are skipped)."""
-    kinds = _kinds(mem, namespace)
-    facts: dict[str, Fact] = {}
-    wanted: set[str] = set()
-    for raw in entity_names:
-        name = _text(raw, "names")
-        found = _profile_facts(mem, name, namespace) if name.strip() else None
-        if found is None:
-            continue
-        wanted.add(_key(name))
-        facts.update((f.version_id or f.id, f) for f in found)
-    graph = build_graph(facts.values(), kinds)
-    return {
-        "entities": [e for e in graph["entities"] if _key(e["name"]) in wanted],
-        "relations": graph["relations"],
-    }
-
-
-# --- the official server's memory.json ------------------------------------------------------
-def export_memory_json(mem: Memory, *, namespace: str | None = None) -> Iterator[str]:
-    """The graph as of now as the official server's JSON Lines (one object per line, no newline).
-
-    >>> with open("memory.json", "w") as f:
-    ...     f.writelines(line + "\\n" for line in export_memory_json(mem))
-    """
-    graph = build_graph(_believed(mem, namespace), _kinds(mem, namespace))
-    for e in graph["entities"]:
-        yield _line({"type": "entity", **e})
-    for r in graph["relations"]:
-        yield _line({"type": "relation", **r})
-
-
-def _line(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def import_memory_json(
-    mem: Memory, lines: Iterable[str], *, namespace: str | None = None
-) -> dict[str, int]:
-    """Load the official server's memory.json (JSON Lines of entities and relations).
-
-    >>> with open("memory.json") as f:
-    ...     import_memory_json(mem, f)
-    {'entities': 2, 'observations': 3, 'relations': 1, 'skipped': 0}
-
-    Every line is checked before anything is written: a malformed one raises
-    ValidationError naming its line number and nothing is stored. Entities and
-    relations already in the graph are skipped (counted in `skipped`; an
-    existing entity still gains the file's new observations); relation ends the
-    file does not declare are created as untyped entities.
-    """
-    entities: list[dict[str, Any]] = []
-    relations: list[tuple[str, str, str]] = []
-    for number, raw in enumerate(lines, start=1):
-        if not isinstance(raw, str):
-            raise ValidationError(f"line {number}: expected text", line=number)
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            raise ValidationError(f"line {number}: not JSON", line=number) from None
-        if not isinstance(obj, dict) or obj.get("type") not in ("entity", "relation"):
-            raise ValidationError(
-                f"line {number}: expected an object with type 'entity' or 'relation'", line=number
-            )
-        try:
-            if obj["type"] == "entity":
-                entities.append(_entity_item(obj, number))
-            else:
-                relations.append(_relation_item(obj, number))
-        except ValidationError as err:
-            raise ValidationError(f"line {number}: {err.message}", line=number) from None
-    ensure_vocabulary(mem, namespace=namespace)
-    skipped = 0
-    merged: dict[str, dict[str, Any]] = {}
-    for e in entities:  # a name listed twice: one entity, observations joined
-        key = _key(e["name"])
-        if key in merged:
-            merged[key]["observations"] += e["observations"]
-            skipped += 1
-        else:
-            merged[key] = {**e, "observations": list(e["observations"])}
-    # one read of the graph instead of a lookup per line: files run to thousands of lines
-    graph = build_graph(_believed(mem, namespace), _kinds(mem, namespace))
-    present = {_key(e["name"]): e for e in graph["entities"]}
-    new = 0
-    triples: list[dict[str, Any]] = []
-    for e in merged.values():
-        have = present.get(_key(e["name"]))
-        if have is None:
-            new += 1
-            triples += _entity_triples(e)
-            continue
-        skipped += 1  # already in the graph: its type stays, new observations join it
-        known = {_key(o) for o in have["observations"]}
-        triples += [t for t in _entity_triples(e)[1:] if _key(t["object"]) not in known]
-    observations = len(triples) - new  # every new entity has one entity_type fact
-    links = {(_key(r["from"]), r["relationType"], _key(r["to"])) for r in graph["relations"]}
-    preds: dict[str, str] = {}
-    for src, dst, rtype in relations:
-        if rtype not in preds:
-            preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
-        link = (_key(src), preds[rtype], _key(dst))
-        if link in links:
-            skipped += 1
-            continue
-        links.add(link)
-        triples.append({"subject": src, "predicate": preds[rtype], "object": dst})
-    mem.assert_many(triples, namespace=namespace)  # one transaction: all of it or nothing
-    return {
-        "entities": new,
-        "observations": observations,
-        "relations": len(triples) - new - observations,
-        "skipped": skipped,
-    }
