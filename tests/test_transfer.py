@@ -254,7 +254,7 @@ def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock:
     assert '"emb"' not in "".join(lines)  # vectors are derived: not exported
     with Memory.open(tmp_path / "b", clock=clock, extractor=None, embedder=emb) as other:
         other.restore(lines)
-        assert other._rs.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
+        assert other._index.rs.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
         hits = other.recall("pet cat Pixel", k=1)
         assert hits and hits[0].episode_id == eps[0].id
 

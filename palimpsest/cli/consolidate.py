@@ -55,7 +55,7 @@ def consolidate_cmd(
         if as_json:
             report = mem.consolidate(dry_run=dry_run, full=full)
         else:
-            from .._consolidate import STEPS
+            from ..consolidation.runner import STEPS
 
             with ExitStack() as stack:
                 bar: Any = None

@@ -1,7 +1,7 @@
 """Reinforcement by use: the episodes recall answers with count as used, written in batches.
 
     >>> mem.recall("where does Mira live?")    # its episodes are used at the clock's now
-    >>> mem._episode_uses(["ep_1"])            # -> {"ep_1": (last used, times used)}
+    >>> uses.episode_uses(["ep_1"])             # -> {"ep_1": (last used, times used)}
 
 Ranking's recency (`recall.ranking.relevance`) and the decay step count from
 the later of an episode's time and its last use, so what an agent keeps
@@ -29,16 +29,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ._core import _Core
-from .graph._use import UseStore
-from .models import Hit
+from ..graph._use import UseStore
+from ..models import Hit
+from .context import Context
 
 FLUSH_AT = 1000  # distinct episodes waiting
 FLUSH_SECONDS = 300.0
 
 
 class _UsedIndex(Protocol):
-    """What of recall's in-process index this needs (`_recall._Index`)."""
+    """What of recall's in-process index this needs (`recall.index.EpisodeIndex`)."""
 
     namespace: str
     ids: list[str]
@@ -57,32 +57,36 @@ def used_episodes(hits: Iterable[Hit]) -> list[str]:
     return list(out)
 
 
-class _Uses(_Core):
+class UseLog:
     """Buffered use records and the per-episode last-use times ranking reads."""
 
-    _use_buffer: dict[str, tuple[str, datetime, int]]  # id -> (namespace, last use, count)
-    _use_flushed: float  # time.monotonic() of the last write
-    _use_flush_at: int
+    def __init__(self, ctx: Context, *, flush_at: int = FLUSH_AT) -> None:
+        self._ctx = ctx
+        self.flush_at = flush_at  # distinct episodes waiting before a write
+        # created on first need: the FLUSH_SECONDS clock starts with the first use noted
+        self._buffer: dict[str, tuple[str, datetime, int]] | None = None  # id -> (ns, at, n)
+        self.flushed = 0.0  # time.monotonic() of the last write
 
-    def _uses_waiting(self) -> dict[str, tuple[str, datetime, int]]:
-        buf: dict[str, tuple[str, datetime, int]] | None = getattr(self, "_use_buffer", None)
+    def waiting(self) -> dict[str, tuple[str, datetime, int]]:
+        """The uses not written yet: episode id -> (namespace, last use, count)."""
+        buf = self._buffer
         if buf is None:
-            buf = self._use_buffer = {}
-            self._use_flushed = time.monotonic()
+            buf = self._buffer = {}
+            self.flushed = time.monotonic()
         return buf
 
     @property
     def _us(self) -> UseStore:
-        return UseStore(self._store.db)
+        return UseStore(self._ctx.store.db)
 
-    def _note_uses(self, ns: str, episode_ids: Iterable[str], ix: _UsedIndex | None) -> None:
+    def note(self, ns: str, episode_ids: Iterable[str], ix: _UsedIndex | None) -> None:
         """Record a use of each episode at the clock's now; write when the bound is hit."""
         ids = list(dict.fromkeys(episode_ids))
         if not ids:
             return
-        at = self.now()
-        with self._lock:
-            buf = self._uses_waiting()
+        at = self._ctx.now()
+        with self._ctx.lock:
+            buf = self.waiting()
             for eid in ids:
                 prev = buf.get(eid)
                 buf[eid] = (ns, at, 1) if prev is None else (ns, max(prev[1], at), prev[2] + 1)
@@ -90,51 +94,50 @@ class _Uses(_Core):
                 col = self._aligned(ix)
                 where = [p for eid in ids if (p := ix.pos.get(eid)) is not None]
                 col[where] = np.fmax(col[where], at.timestamp())
-            limit = getattr(self, "_use_flush_at", FLUSH_AT)
-            if len(buf) >= limit or time.monotonic() - self._use_flushed >= FLUSH_SECONDS:
-                self._flush_uses()
+            if len(buf) >= self.flush_at or time.monotonic() - self.flushed >= FLUSH_SECONDS:
+                self.flush()
 
-    def _flush_uses(self) -> None:
+    def flush(self) -> None:
         """Write every waiting use in one transaction (kept waiting if the write fails)."""
-        with self._lock:
-            buf = self._uses_waiting()
-            if not buf or self._closed:
+        with self._ctx.lock:
+            buf = self.waiting()
+            if not buf or self._ctx.closed:
                 return
             rows = [{"id": e, "namespace": ns, "at": at, "n": n} for e, (ns, at, n) in buf.items()]
-            with self._store.write():
+            with self._ctx.store.write():
                 self._us.record(rows)
             buf.clear()
-            self._use_flushed = time.monotonic()
+            self.flushed = time.monotonic()
 
-    def _drop_uses(self, episode_ids: Iterable[str]) -> None:
+    def drop(self, episode_ids: Iterable[str]) -> None:
         """Erase: the episodes' use records go too (inside the caller's transaction)."""
         ids = list(episode_ids)
-        buf = self._uses_waiting()
+        buf = self.waiting()
         for eid in ids:
             buf.pop(eid, None)
         self._us.delete(ids)
 
-    def _episode_uses(
+    def episode_uses(
         self, episode_ids: Iterable[str] | None = None, *, namespace: str | None = None
     ) -> dict[str, tuple[datetime, int]]:
         """id -> (last used, times used), stored and waiting; every used one when None."""
-        ns = self._ns(namespace)
+        ns = self._ctx.ns(namespace)
         want = None if episode_ids is None else set(episode_ids)
         out: dict[str, tuple[datetime, int]] = {}
-        with self._lock:
+        with self._ctx.lock:
             ids, times, counts = self._us.columns(ns)
             for i in range(len(ids)) if want is None else _among(ids, want):
                 out[ids[i]] = (datetime.fromtimestamp(float(times[i]), UTC), int(counts[i]))
-            for eid, (bns, at, n) in self._uses_waiting().items():
+            for eid, (bns, at, n) in self.waiting().items():
                 if bns == ns and (want is None or eid in want):
                     old = out.get(eid)
                     out[eid] = (at, n) if old is None else (max(old[0], at), old[1] + n)
         return out
 
-    def _last_used(self, ix: _UsedIndex, *, until: datetime) -> npt.NDArray[np.float64]:
+    def last_used(self, ix: _UsedIndex, *, until: datetime) -> npt.NDArray[np.float64]:
         """POSIX time of each indexed episode's last use at or before `until`, else NaN.
 
-        Loaded with the first recall of the namespace, kept current by `_note_uses`.
+        Loaded with the first recall of the namespace, kept current by `note`.
         A use after `until` (a question asked as of an earlier moment) does not
         count, and hides any earlier use: only the last one is kept."""
         used = self._aligned(ix)
@@ -149,7 +152,7 @@ class _Uses(_Core):
             ids, times, _ = self._us.columns(ix.namespace)
             at = np.array([ix.pos.get(e, -1) for e in ids], dtype=np.int64)
             col[at[at >= 0]] = times[at >= 0]
-            for eid, (ns, when, _) in self._uses_waiting().items():
+            for eid, (ns, when, _) in self.waiting().items():
                 p = ix.pos.get(eid)
                 if p is not None and ns == ix.namespace:
                     col[p] = np.fmax(col[p], when.timestamp())

@@ -1,8 +1,8 @@
 """Consolidation step 4: promote, confirm or reject quarantined claims, with reasons.
 
-    >>> self._promote_step(run)     # inside Memory.consolidate
+    >>> Promote(ctx, writer=writer, ...).run(run)   # "promoted", "confirmed", "rejected"
 
-Decisions are pure (`consolidation.judge`); this mixin gathers their inputs
+Decisions are pure (`consolidation.judge`); this step gathers their inputs
 and carries them out in one write transaction. A promotion is a new assertion
 recorded at run time, citing the union of the evidence; the quarantined claims
 it rests on are retracted with the reason. Evidence from an episode folded
@@ -15,16 +15,31 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._consolidate_base import _Base
-from .consolidation import Claim, EvidenceInfo, Run, judge
-from .temporal import visible
+from ...engine.materialise import Materialiser
+from ...engine.vocabulary import Vocabulary
+from ...temporal import visible
+from .._judge import Claim, EvidenceInfo, judge
+from .._run import Run
+from .tools import Tools
 
 _FEW_SLOTS = 5000
 _ACTIONS = {"promote": "promoted", "confirm": "confirmed", "reject": "rejected"}
 
 
-class _Promote(_Base):
-    def _promote_step(self, run: Run) -> None:
+class Promote:
+    def __init__(
+        self,
+        tools: Tools,
+        *,
+        vocab: Vocabulary,
+        materialiser: Materialiser,
+    ) -> None:
+        self._ctx, self._cs, self._writer = tools.ctx, tools.cs, tools.writer
+        self._entities, self._decisions = tools.entities, tools.decisions
+        self._vocab = vocab
+        self._mat = materialiser
+
+    def run(self, run: Run) -> None:
         ns = run.namespace
         decisions, names = self._decide(ns, run.now, None if run.since is None else run.slots)
         if not decisions:
@@ -40,22 +55,22 @@ class _Promote(_Base):
         ]
         if run.dry_run:
             return
-        with self._store.write():
+        with self._ctx.store.write():
             # every promotion in one write (one materialisation pass), then the retractions
             promoted = [(d, c) for d, c in zip(decisions, changes, strict=True)]
             promoted = [(d, c) for d, c in promoted if d.action == "promote"]
-            written = self._write_assertions(ns, [self._promotion(d) for d, _ in promoted])
+            written = self._writer.write_assertions(ns, [self._promotion(d) for d, _ in promoted])
             new_ids = {d.key: f.id for (d, _), f in zip(promoted, written, strict=True)}
             for d, change in zip(decisions, changes, strict=True):
                 new_id = new_ids.get(d.key) if d.action == "promote" else None
                 self._retract_claims(ns, d, change.reason, new_id)
                 if new_id:
                     change.targets.append(new_id)
-                    self._note_decision(ns, new_id, "promote", change.reason)
+                    self._decisions.note(ns, new_id, "promote", change.reason)
         run.slots |= {self._store_slot(c) for d in decisions for c in d.claims}
 
     def _store_slot(self, assertion_id: str) -> str:
-        row = self._store.assertion(assertion_id)
+        row = self._ctx.store.assertion(assertion_id)
         return "" if row is None else str(row["slot_id"])
 
     def _decide(
@@ -67,24 +82,25 @@ class _Promote(_Base):
             # a few changed slots: their logs hold their claims (no scan of every assertion)
             rows = [
                 a
-                for st in self._states({s: {"id": s} for s in sorted(slots)}).values()
+                for st in self._mat.states({s: {"id": s} for s in sorted(slots)}).values()
                 for a in st.log
                 if a["op"] == "assert" and a["quarantined"] and a["retracted_at"] is None
             ]
         else:
-            rows = self._store.quarantined_claims(ns)
+            rows = self._ctx.store.quarantined_claims(ns)
             if slots is not None:
                 rows = [r for r in rows if r["slot_id"] in slots]
         if not rows:
             return [], {}
-        states = self._states({r["slot_id"]: {"id": r["slot_id"]} for r in rows})
+        states = self._mat.states({r["slot_id"]: {"id": r["slot_id"]} for r in rows})
+        name_of = self._entities.name_of
         claims: list[Claim] = []
         trusted: dict[tuple[str, str], str] = {}
         believed: dict[str, str | None] = {}
         names: dict[tuple[str, str], str] = {}
         for r in rows:
             st = states[r["slot_id"]]
-            card = self._cardinality(ns, r["slot_id"])
+            card = self._vocab.cardinality(ns, r["slot_id"])
             claims.append(
                 Claim(
                     id=r["id"],
@@ -97,9 +113,7 @@ class _Promote(_Base):
                 )
             )
             key = (r["slot_id"], r["object_id"])
-            names[key] = (
-                f"{st.row['subject']} {st.row['predicate']} {self._name_of(r['object_id'])}"
-            )
+            names[key] = f"{st.row['subject']} {st.row['predicate']} {name_of(r['object_id'])}"
             for a in st.log:
                 if a["op"] == "assert" and not a["quarantined"] and a["retracted_at"] is None:
                     trusted.setdefault((a["slot_id"], a["object_id"]), a["id"])
@@ -116,7 +130,7 @@ class _Promote(_Base):
         copies = self._cs.duplicates(ns)
         evidence = {}
         for eid in episodes:
-            ep = self._store.episode(copies.get(eid, eid))
+            ep = self._ctx.store.episode(copies.get(eid, eid))
             if ep is not None:
                 evidence[eid] = EvidenceInfo(ep["fingerprint"], ep["session"])
         decisions = judge(claims, evidence=evidence, trusted=trusted, believed=believed)
@@ -124,10 +138,10 @@ class _Promote(_Base):
 
     def _promotion(self, d: Any) -> dict[str, Any]:
         """The assertion a promotion writes: the claims' key, citing all their evidence."""
-        rows = [r for r in (self._store.assertion(c) for c in d.claims) if r is not None]
+        rows = [r for r in (self._ctx.store.assertion(c) for c in d.claims) if r is not None]
         # the widest claim sets the window: "since always" and earliest starts first
         first = min(rows, key=lambda r: (r["valid_from"] is not None, r["valid_from"] or 0))
-        st = self._states({first["slot_id"]: {"id": first["slot_id"]}})[first["slot_id"]]
+        st = self._mat.states({first["slot_id"]: {"id": first["slot_id"]}})[first["slot_id"]]
         evidence: list[str] = []
         for row in rows:
             evidence += [e for e in row["evidence"] or [] if e not in evidence]
@@ -135,7 +149,7 @@ class _Promote(_Base):
             "op": "assert",
             "subject": st.row["subject"],
             "predicate": st.row["predicate"],
-            "object": self._name_of(first["object_id"]),
+            "object": self._entities.name_of(first["object_id"]),
             "valid_from": first["valid_from"],
             "valid_to": first["valid_to"],
             "reference": None,
@@ -152,4 +166,4 @@ class _Promote(_Base):
         elif d.action == "confirm":
             reason = f"{reason} ({d.support})"
         for cid in d.claims:
-            self.retract(cid, reason=f"consolidation: {reason}", namespace=ns)
+            self._writer.retract(ns, cid, reason=f"consolidation: {reason}")

@@ -1,7 +1,6 @@
-"""`Memory.consolidate`: the nightly run — dedupe, merge, reconcile, promote, expire, decay,
-index.
+"""The nightly run: dedupe, merge, reconcile, promote, expire, decay, index.
 
-    >>> report = mem.consolidate()
+    >>> report = consolidator.consolidate("default")
     >>> report.summary
     '1 promoted'
 
@@ -34,32 +33,72 @@ import glob
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
-from ._consolidate_promote import _Promote
-from ._consolidate_steps import _Steps
-from ._consolidate_unmerge import _Unmerge
-from ._time import TimeLike, opt_utc, to_utc
-from .consolidation import Run
-from .errors import PalimpsestError
-from .models import ConsolidationReport
+from .._time import TimeLike, opt_utc, to_utc
+from ..engine.context import Context
+from ..engine.uses import UseLog
+from ..errors import PalimpsestError
+from ..graph import ConsolidationStore
+from ..models import ConsolidationReport
+from ._run import Run
+from .steps.index import Index
 
 REPORTS = "reports"
 STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay", "index")
 
 
-class _Consolidate(_Steps, _Unmerge, _Promote):
-    _consolidation_run: threading.Lock  # one run at a time (set on first use)
+class Step(Protocol):
+    """A step of the run (`steps/`): reads, decides, writes, and says so in `run`."""
+
+    def run(self, run: Run) -> None: ...
+
+
+class Drains(Protocol):
+    """The embedding worker, as the run needs it: what it holds stored first."""
+
+    def drain(self) -> None: ...
+
+
+def _no_hook(point: str) -> None:
+    """Between steps, between merges and before the watermark: nothing, unless a test
+    pauses or kills the run there."""
+
+
+class Consolidator:
+    """`consolidate` and its reports: the steps in order, the watermark, one run at a time."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        cs: ConsolidationStore,
+        *,
+        steps: Mapping[str, Step],
+        index: Index,
+        uses: UseLog,
+        embed: Drains,
+    ) -> None:
+        if set(steps) != set(STEPS[:-1]):
+            raise ValueError(f"consolidation steps: {', '.join(STEPS[:-1])}")
+        self._ctx = ctx
+        self._cs = cs
+        self._steps = steps
+        self._index = index
+        self._uses = uses
+        self._embed = embed
+        self._running = threading.Lock()  # one run at a time
+        self.hook: Callable[[str], None] = _no_hook
 
     def consolidate(
         self,
+        ns: str,
         *,
         now: TimeLike | None = None,
         dry_run: bool = False,
         full: bool = False,
-        namespace: str | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> ConsolidationReport:
         """Run the nightly consolidation over one namespace; idempotent.
@@ -69,13 +108,13 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
         `full=True` ignores the watermark and looks at everything again;
         `progress(step)` is called as each step starts (for progress bars).
         """
-        ns = self._ns(namespace)
-        self._embed_drain()  # merge reads stored name vectors; the worker needs the lock
-        with self._one_run(), self._lock:
-            self._flush_uses()
-            started = opt_utc(now, name="now") or self.now()
+        ctx = self._ctx
+        self._embed.drain()  # merge reads stored name vectors; the worker needs the lock
+        with self._running, ctx.lock:
+            self._uses.flush()
+            started = opt_utc(now, name="now") or ctx.now()
             since = None if full else self._cs.watermark(ns)
-            run = Run(ns, started, since, dry_run)
+            run = Run(ns, started, since, dry_run, checkpoint=self.hook)
             if not full:
                 run.reported_to = self._uncommitted_report(ns, since)
             # a full pass (no watermark) asks each step's own question of the whole store
@@ -83,22 +122,22 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
             for step in STEPS[:-1]:
                 if progress is not None:
                     progress(step)
-                self._step_hook(step)
-                getattr(self, f"_{step}_step")(run)
+                self.hook(step)
+                self._steps[step].run(run)
             # our own writes are recorded at or before the last K: the next run starts
             # there (>=), so nothing written concurrently (during the index build) is skipped
-            mark = max(t for t in (self._last_k, started) if t is not None)
+            mark = max(t for t in (ctx.last_k, started) if t is not None)
             if progress is not None:
                 progress("index")
-            self._step_hook("index")
-            build = self._index_step(run)
+            self.hook("index")
+            build = self._index.check(run)
         if build is not None:
-            self._index_build(run, build)  # without the lock: recall goes on meanwhile
-        with self._lock:
+            self._index.build(run, build)  # without the lock: recall goes on meanwhile
+        with ctx.lock:
             report = ConsolidationReport(
                 namespace=ns,
                 started_at=started,
-                finished_at=self.now(),
+                finished_at=ctx.now(),
                 dry_run=dry_run,
                 changes=run.changes,
                 counts=run.counts,
@@ -107,22 +146,15 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
             )
             if not dry_run:
                 self._keep_report(report)
-                self._step_hook("watermark")
-                with self._store.write():
+                self.hook("watermark")
+                with ctx.store.write():
                     self._cs.set_watermark(ns, mark)
             return report
-
-    def _one_run(self) -> threading.Lock:
-        with self._lock:
-            lock: threading.Lock | None = getattr(self, "_consolidation_run", None)
-            if lock is None:
-                lock = self._consolidation_run = threading.Lock()
-        return lock
 
     def _uncommitted_report(self, ns: str, watermark: datetime | None) -> datetime | None:
         """The start of the newest kept run whose watermark never committed (killed
         between its report and its watermark), if the newest kept run is one."""
-        folder = self._store.directory / REPORTS
+        folder = self._ctx.store.directory / REPORTS
         if not folder.is_dir():
             return None
         for f in sorted(folder.glob(f"consolidation-*-{glob.escape(ns)}.json"), reverse=True):
@@ -136,10 +168,9 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
             return started if watermark is None or started > watermark else None
         return None
 
-    def consolidation_reports(self, *, namespace: str | None = None) -> list[ConsolidationReport]:
+    def reports(self, ns: str) -> list[ConsolidationReport]:
         """Earlier runs' reports, oldest first."""
-        ns = self._ns(namespace)
-        folder = self._store.directory / REPORTS
+        folder = self._ctx.store.directory / REPORTS
         out = []
         for f in sorted(folder.glob("consolidation-*.json")) if folder.is_dir() else []:
             data = json.loads(f.read_text(encoding="utf-8"))
@@ -150,7 +181,7 @@ class _Consolidate(_Steps, _Unmerge, _Promote):
         return out
 
     def _keep_report(self, report: ConsolidationReport) -> None:
-        folder = self._store.directory / REPORTS
+        folder = self._ctx.store.directory / REPORTS
         folder.mkdir(exist_ok=True)
         stamp = report.finished_at.strftime("%Y%m%dT%H%M%S%fZ")
         n = 1

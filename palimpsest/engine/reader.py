@@ -1,6 +1,11 @@
-"""Reading: as-of facts, history, entity profiles, snapshots and changes.
+"""Reading: as-of facts, history, entity profiles, snapshots, changes and counts.
 
->>> mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z", known_at=k)
+    >>> reader.facts("default", "user", "lives_in", valid_at="2024-09-01T00:00:00Z")
+
+A point query (subject and predicate named) reads the slot's packed versions,
+one primary-key lookup; the rest read the `Fact` graph (`Store.facts_asof`).
+Statuses are decided by `temporal.version_status`; contested versions and names
+as of a time before a merge come from the as-of view (`asof.AsOf`).
 """
 
 from __future__ import annotations
@@ -9,22 +14,15 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ._consolidate_reads import contested_versions, entity_asof
-from ._core import (
-    _MIN,
-    _Core,
-    _entity_model,
-    _fact_model,
-    _slot_id,
-)
-from ._time import TimeLike, to_utc
-from .errors import (
+from .._time import TimeLike, to_utc
+from ..errors import (
     InvalidWindow,
     NotFound,
     ValidationError,
 )
-from .graph import decode
-from .models import (
+from ..graph import decode
+from ..graph._transfer import TransferStore
+from ..models import (
     Changes,
     Entity,
     EntityFacts,
@@ -33,21 +31,35 @@ from .models import (
     Snapshot,
     Stats,
 )
-from .temporal import version_status, visible
+from ..temporal import version_status, visible
+from .asof import AsOf
+from .context import Context
+from .entities import EntityIndex
+from .rows import MIN_TIME, entity_model, fact_model, slot_id
+from .vocabulary import Vocabulary
 
 
-class _Reads(_Core):
-    # --- reads ------------------------------------------------------------------------------
+class Reader:
+    """Every read verb; nothing here writes."""
+
+    def __init__(self, ctx: Context, vocab: Vocabulary, entities: EntityIndex, asof: AsOf) -> None:
+        self._ctx = ctx
+        self._store = ctx.store
+        self._vocab = vocab
+        self._entities = entities
+        self._asof = asof
+
     def _times(
         self, valid_at: TimeLike | None, known_at: TimeLike | None
     ) -> tuple[datetime, datetime]:
-        now = self.now()
+        now = self._ctx.now()
         k = now if known_at is None else to_utc(known_at, name="known_at")
         v = now if valid_at is None else to_utc(valid_at, name="valid_at")
         return v, k
 
     def facts(
         self,
+        ns: str,
         subject: str | None = None,
         predicate: str | None = None,
         object: str | None = None,
@@ -56,13 +68,11 @@ class _Reads(_Core):
         known_at: TimeLike | None = None,
         include_quarantined: bool = False,
         limit: int | None = None,
-        namespace: str | None = None,
     ) -> list[Fact]:
         """What was true at `valid_at`, as believed at `known_at` (both default to now).
 
         >>> mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z")
         """
-        ns = self._ns(namespace)
         v, k = self._times(valid_at, known_at)
         rows = self._select(ns, subject, predicate, object, v, k, include_quarantined, limit)
         return self._facts_from_rows(rows, valid_at=v, known_at=k)
@@ -84,17 +94,17 @@ class _Reads(_Core):
         obj_ent = None
         if subject is not None:
             # only the id is needed (slot ids are built from it): one lookup, not two
-            subj_id = self._entity_id(ns, subject, field="subject")
+            subj_id = self._entities.entity_id(ns, subject, field="subject")
             if subj_id is None:
                 return []
-            subj_id = entity_asof(self._store, ns, subject, subj_id, known_at=k)
+            subj_id = self._asof.entity(ns, subject, subj_id, known_at=k)
         if obj is not None:
-            obj_ent = self._entity(ns, obj, field="object")
+            obj_ent = self._entities.entity(ns, obj, field="object")
             if obj_ent is None:
                 return []
         pred = None
         if predicate is not None:
-            found = self._find_predicate(ns, predicate)
+            found = self._vocab.find(ns, predicate)
             if found is None:
                 return []
             pred = found.name
@@ -102,12 +112,12 @@ class _Reads(_Core):
             # a point query: the slot's packed versions, one primary-key lookup away
             rows = [
                 r
-                for r in self._slot_versions(_slot_id(ns, subj_id, pred))
+                for r in self._slot_versions(slot_id(ns, subj_id, pred))
                 if visible(r, known_at=k, valid_at=v)
                 and (include_quarantined or not r["quarantined"])
                 and (obj_ent is None or r["object_id"] == obj_ent.id)
             ]
-            rows.sort(key=lambda r: (r["valid_from"] or _MIN, r["object"]))
+            rows.sort(key=lambda r: (r["valid_from"] or MIN_TIME, r["object"]))
             return rows[:limit] if limit is not None else rows
         return self._store.facts_asof(
             namespace=ns,
@@ -136,7 +146,7 @@ class _Reads(_Core):
         retracted: Mapping[str, datetime | None] | None = None,
     ) -> list[Fact]:
         rows = list(rows)
-        contested = contested_versions(self._store, rows, known_at=known_at)
+        contested = self._asof.contested(rows, known_at=known_at)
         out = []
         for r in rows:
             status = version_status(
@@ -148,32 +158,25 @@ class _Reads(_Core):
                 valid_at=valid_at,
                 contested=r["id"] in contested,
             )
-            out.append(_fact_model(r, status))
+            out.append(fact_model(r, status))
         return out
 
-    def history(
-        self,
-        subject: str,
-        predicate: str | None = None,
-        *,
-        namespace: str | None = None,
-    ) -> list[Fact]:
+    def history(self, ns: str, subject: str, predicate: str | None = None) -> list[Fact]:
         """Every version ever materialised for the subject (and predicate), with its status
         and transaction window, plus content-free tombstones of erased assertions."""
-        ns = self._ns(namespace)
-        subj = self._entity(ns, subject, field="subject")
+        subj = self._entities.entity(ns, subject, field="subject")
         if subj is None:
             return []
         if predicate is not None:
-            found = self._find_predicate(ns, predicate)
+            found = self._vocab.find(ns, predicate)
             if found is None:
                 return []
-            slots = [_slot_id(ns, subj.id, found.name)]
+            slots = [slot_id(ns, subj.id, found.name)]
         else:
             slots = [
-                _slot_id(ns, subj.id, p) for p in self._load_predicates(ns)
+                slot_id(ns, subj.id, p) for p in self._vocab.load(ns)
             ]  # cheap PK probes; unknown slots return nothing
-        now = self.now()
+        now = self._ctx.now()
         out: list[Fact] = []
         for slot, row in self._store.slot_states(slots).items():
             log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
@@ -193,25 +196,24 @@ class _Reads(_Core):
                         reason=t["reason"],
                     )
                 )
-        return sorted(out, key=lambda f: (f.predicate, f.recorded_at, f.valid_from or _MIN))
+        return sorted(out, key=lambda f: (f.predicate, f.recorded_at, f.valid_from or MIN_TIME))
 
     def entity(
         self,
+        ns: str,
         name: str,
         *,
         valid_at: TimeLike | None = None,
         known_at: TimeLike | None = None,
-        namespace: str | None = None,
     ) -> EntityProfile:
         """An entity's profile: facts about it and facts pointing at it, as of (V, K)."""
-        ns = self._ns(namespace)
-        ent = self._entity(ns, name, field="name")
+        ent = self._entities.entity(ns, name, field="name")
         if ent is None:
             raise NotFound(f"no entity named {str(name)[:80]!r}", name=str(name)[:80])
         v, k = self._times(valid_at, known_at)
-        then = entity_asof(self._store, ns, name, ent.id, known_at=k)  # the name before a merge
+        then = self._asof.entity(ns, name, ent.id, known_at=k)  # the name before a merge
         if then != ent.id and (row := self._store.entity(then)) is not None:
-            ent = _entity_model(row)
+            ent = entity_model(row)
         out_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, subject_id=ent.id)
         in_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, object_id=ent.id)
         return EntityProfile(
@@ -222,27 +224,25 @@ class _Reads(_Core):
             incoming=self._facts_from_rows(in_rows, valid_at=v, known_at=k),
         )
 
-    def entities(self, *, namespace: str | None = None) -> list[Entity]:
-        ns = self._ns(namespace)
-        return sorted((_entity_model(r) for r in self._store.entities(ns)), key=lambda e: e.key)
+    def entities(self, ns: str) -> list[Entity]:
+        return sorted((entity_model(r) for r in self._store.entities(ns)), key=lambda e: e.key)
 
     def snapshot(
         self,
+        ns: str,
         *,
         valid_at: TimeLike | None = None,
         known_at: TimeLike | None = None,
         entities: Iterable[str] | None = None,
-        namespace: str | None = None,
     ) -> Snapshot:
         """The world model: every believed fact valid at V as known at K, by subject."""
-        ns = self._ns(namespace)
         v, k = self._times(valid_at, known_at)
         if entities is None:
             rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k)
         else:
             rows = []
             for name in entities:
-                ent = self._entity(ns, name, field="entities")
+                ent = self._entities.entity(ns, name, field="entities")
                 if ent is not None:
                     rows += self._store.facts_asof(
                         namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
@@ -262,17 +262,16 @@ class _Reads(_Core):
 
     def changes(
         self,
+        ns: str,
         since: TimeLike,
         until: TimeLike | None = None,
         *,
         known_at: TimeLike | None = None,
-        namespace: str | None = None,
     ) -> Changes:
         """What started or ended (valid time) and was learned or revised (transaction time)
         in [since, until); started/ended are read from the beliefs held at `known_at`."""
-        ns = self._ns(namespace)
         lo = to_utc(since, name="since")
-        now = self.now()
+        now = self._ctx.now()
         hi = now if until is None else to_utc(until, name="until")
         k = now if known_at is None else to_utc(known_at, name="known_at")
         if hi <= lo:
@@ -300,8 +299,7 @@ class _Reads(_Core):
             revised=moved("expired_at"),
         )
 
-    def stats(self, *, namespace: str | None = None) -> Stats:
-        ns = self._ns(namespace)
+    def stats(self, ns: str) -> Stats:
         c = self._store.counts(ns)
         return Stats(
             namespace=ns,
@@ -310,5 +308,16 @@ class _Reads(_Core):
             assertions=c["Assertion"],
             versions=c["Fact"],
             tombstones=c["Tombstone"],
-            predicates=len(self._load_predicates(ns)),
+            predicates=len(self._vocab.load(ns)),
         )
+
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold anything: episodes, entities, facts, tombstones or
+        predicate definitions (sorted; a namespace only ever read holds nothing).
+
+        >>> mem.assert_fact("team", "uses", "Kuzu", namespace="work")
+        >>> mem.namespaces()
+        ['work']
+        """
+        self._ctx.check_open()
+        return TransferStore(self._store).namespaces()

@@ -7,8 +7,9 @@
 The engine owns its memory directory exclusively (one process; a lock file), so
 the map can be exact rather than a hint: every entity this process creates is
 added (`add`), every other path that writes Entity or EntityKey rows (merge,
-unmerge, erase, restore) drops it (`_Core._forget_cache`), and so does any
-write transaction that rolls back (`Database.rollbacks` moved since we looked).
+unmerge, erase, restore) drops it (`Events.names_changed`, `EntityIndex.forget`),
+and so does any write transaction that rolls back (`Database.rollbacks` moved
+since we looked).
 
 Names are looked up in the store one by one (or one batch at a time) until a
 namespace has cost `PRELOAD_AFTER` lookups; then all its keys and names are
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .graph import Store
-    from .models import Entity
+    from ..graph import Store
+    from ..models import Entity
 
 PRELOAD_AFTER = 64  # store lookups of names in a namespace before all its keys are loaded
 MAX_KEYS = 1_000_000  # no namespace with more keys than this is loaded whole
@@ -49,8 +50,8 @@ class NameMap:
         self, store: Store, names: dict[str, str], models: dict[tuple[str, str], Entity]
     ) -> None:
         self._store = store
-        self.names = names  # entity id -> display name (shared with `_Core._names`)
-        self._models = models  # (namespace, key) -> Entity read for a reader (`_Core._entity`)
+        self.names = names  # entity id -> display name (shared with `EntityIndex.names`)
+        self._models = models  # (namespace, key) -> Entity read for a reader (`EntityIndex`)
         self._spaces: dict[str, _Space] = {}
         self._rollbacks = store.db.rollbacks
 

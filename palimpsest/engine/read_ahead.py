@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from .graph import Store
+from ..graph import Store
 
 T = TypeVar("T")
 AHEAD_MIN = 64  # existing slots in one write before reading them ahead pays

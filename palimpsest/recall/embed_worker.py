@@ -3,9 +3,10 @@
     >>> mem.assert_fact("Mira", "lives_in", "Sydney")   # "Mira", "Sydney" and the
     ...                                                 # statement are embedded once
 
-A write notes what it created (`_embed_note`, after its statements); once its
+The writers are handed this worker (as `engine.events.EmbedNotes`). A write
+notes what it created (`note`, after its statements); once its
 transaction has committed, the outermost caller hands the notes to a worker thread
-(`_embed_flush`) and returns: a write costs what it costs without an embedder
+(`flush`) and returns: a write costs what it costs without an embedder
 (the model ran ~7x longer than a single assert and throttled bulk writes ~30x when
 it ran in line). The worker embeds batches outside every lock and writes each
 batch's vectors in one short transaction under the memory's lock, skipping what
@@ -23,16 +24,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._core import _Core
-from .errors import StoreError
-from .graph._embeddings import EmbeddingStore
-from .recall._statements import statement_key, variants
+from ..errors import StoreError
+from ..graph._embeddings import EmbeddingStore
+from ._statements import statement_key, variants
+
+if TYPE_CHECKING:
+    from ..engine.context import Context
+    from .embedder import Embedder
 
 log = logging.getLogger("palimpsest")
 
@@ -56,12 +60,20 @@ class _Queue:
     dropped: int = 0  # notes left to the backfill (queue full, or erased meanwhile)
 
 
-class _EmbedWrites(_Core):
-    _embed_todo: list[_Note]
-    _embed_q: _Queue
-    _embedding_store: EmbeddingStore
+class EmbedWorker:
+    """The names and statements writes noted, embedded on a thread of their own."""
 
-    def _embed_note(
+    def __init__(
+        self, ctx: Context, embedder: Embedder | None, *, name_of: Callable[[str], str]
+    ) -> None:
+        self._ctx = ctx
+        self._embedder = embedder
+        self._name_of = name_of
+        self._todo: list[_Note] = []  # noted by writes not yet committed
+        self.queue = _Queue()
+        self._embedding_store: EmbeddingStore | None = None
+
+    def note(
         self,
         ns: str,
         entities: Iterable[Mapping[str, Any]],
@@ -70,7 +82,7 @@ class _EmbedWrites(_Core):
         """Remember what a write created, for the flush after its commit."""
         if self._embedder is None:
             return
-        todo = self._embed_pending()
+        todo = self._todo
         for e in entities:
             if e["type"] != "value":  # ages, dates: never compared by meaning
                 todo.append(("name", ns, e["id"], e["name"], None))
@@ -82,30 +94,26 @@ class _EmbedWrites(_Core):
             todo.append(("statement", ns, subject, pred, self._name_of(a["object_id"])))
 
     @property
-    def _es(self) -> EmbeddingStore:
-        es: EmbeddingStore | None = getattr(self, "_embedding_store", None)
-        if es is None or es.db is not self._store.db:
-            es = self._embedding_store = EmbeddingStore(self._store.db)
+    def es(self) -> EmbeddingStore:
+        """The store's entity-name and statement vectors."""
+        es = self._embedding_store
+        db = self._ctx.store.db
+        if es is None or es.db is not db:
+            es = self._embedding_store = EmbeddingStore(db)
         return es
 
-    def _embed_pending(self) -> list[_Note]:
-        todo: list[_Note] | None = getattr(self, "_embed_todo", None)
-        if todo is None:
-            todo = self._embed_todo = []
-        return todo
-
-    def _embed_flush(self) -> None:
+    def flush(self) -> None:
         """Hand what the committed writes noted to the embedding worker; inside a
         transaction, wait for the outermost caller. Returns at once: the model runs
         on the worker, so a write costs what it cost without an embedder."""
         if self._embedder is None:
             return
-        with self._lock:
-            todo = self._embed_pending()
-            if not todo or self._store.db.in_transaction():
+        with self._ctx.lock:
+            todo = self._todo
+            if not todo or self._ctx.store.db.in_transaction():
                 return
-            self._embed_todo = []
-            queue = self._embed_queue()
+            self._todo = []
+            queue = self.queue
             with queue.cond:
                 room = max(QUEUE_MAX - len(queue.items), 0)
                 if room < len(todo):
@@ -122,25 +130,17 @@ class _EmbedWrites(_Core):
                 queue.items.extend(todo)
                 queue.cond.notify_all()
             # a model still on disk is loaded by what needs it now (a recall, a remember,
-            # `_embed_drain`), not by a fact write: `palimpsest assert` stays instant
+            # `drain`), not by a fact write: `palimpsest assert` stays instant
             if getattr(self._embedder, "loaded", True):
-                self._embed_start(queue)
+                self._start(queue)
 
-    def _embed_start(self, queue: _Queue) -> None:
+    def _start(self, queue: _Queue) -> None:
         if queue.thread is None or not queue.thread.is_alive():
-            queue.thread = threading.Thread(
-                target=self._embed_worker, name="palimpsest-embed", daemon=True
-            )
+            queue.thread = threading.Thread(target=self._work, name="palimpsest-embed", daemon=True)
             queue.thread.start()
 
-    def _embed_queue(self) -> _Queue:
-        queue: _Queue | None = getattr(self, "_embed_q", None)
-        if queue is None:
-            queue = self._embed_q = _Queue()
-        return queue
-
-    def _embed_worker(self) -> None:
-        queue = self._embed_queue()
+    def _work(self) -> None:
+        queue = self.queue
         while True:
             with queue.cond:
                 while not queue.items and not queue.stop:
@@ -160,27 +160,23 @@ class _EmbedWrites(_Core):
                     queue.busy -= 1
                     queue.cond.notify_all()
 
-    def _embed_drain(self) -> None:
+    def drain(self) -> None:
         """Wait until every noted name and statement has its vector (tests, consolidate,
         reindex and close call it; never while holding the memory's lock, which the
         worker needs to write)."""
-        queue: _Queue | None = getattr(self, "_embed_q", None)
-        if queue is None:
-            return
+        queue = self.queue
         if queue.items and self._embedder is not None:
-            self._embed_start(queue)  # asked for: load the model if it must
+            self._start(queue)  # asked for: load the model if it must
         with queue.cond:
             while (queue.items or queue.busy) and queue.thread is not None:
                 if not queue.thread.is_alive():
                     break
                 queue.cond.wait(0.5)
 
-    def _embed_stop(self) -> None:
+    def stop(self) -> None:
         """Finish what is queued, then stop the worker (close). With no worker (the
         model never loaded in this process), what is queued is left to the backfill."""
-        queue: _Queue | None = getattr(self, "_embed_q", None)
-        if queue is None:
-            return
+        queue = self.queue
         if queue.thread is None:
             if queue.items:
                 log.info(
@@ -198,23 +194,22 @@ class _EmbedWrites(_Core):
         queue.thread = None
         queue.stop = False
 
-    def _embed_forget(self) -> None:
+    def forget(self) -> None:
         """Erase: nothing queued before it is embedded any more, and a batch being
         embedded now is not written (its text may be what was erased)."""
-        queue: _Queue | None = getattr(self, "_embed_q", None)
-        if queue is not None:
-            with queue.cond:
-                queue.dropped += len(queue.items)
-                queue.items.clear()
-                queue.epoch += 1
-        self._embed_todo = []
+        queue = self.queue
+        with queue.cond:
+            queue.dropped += len(queue.items)
+            queue.items.clear()
+            queue.epoch += 1
+        self._todo = []
 
     def _embed_now(self, todo: list[_Note], epoch: int) -> None:
         """Embed a batch of notes and store the vectors the store does not have yet."""
         emb = self._embedder
         if emb is None:
             return
-        es = self._es
+        es = self.es
         names: dict[str, tuple[str, str]] = {}
         stmts: dict[str, tuple[str, tuple[str, str]]] = {}
         for kind, ns, a, b, c in todo:
@@ -222,7 +217,7 @@ class _EmbedWrites(_Core):
                 names[a] = (ns, b)
             else:
                 stmts.setdefault(statement_key(ns, a, b, c), (ns, variants(a, b, c)))
-        with self._lock:
+        with self._ctx.lock:
             if self._closed_store():
                 return
             have_names = es.name_ids(list(names))
@@ -239,17 +234,17 @@ class _EmbedWrites(_Core):
         m = vecs[[row[t] for t in texts]].astype(np.float32)
         n = len(need_names)
         st = m[n:].reshape(len(need_stmts), 2, m.shape[1])
-        with self._lock:
-            if self._closed_store() or self._embed_queue().epoch != epoch:
+        with self._ctx.lock:
+            if self._closed_store() or self.queue.epoch != epoch:
                 return  # an erase came in between: the backfill redoes what is still shown
             # written meanwhile (merge, reindex): not twice
             have_names = es.name_ids(need_names)
             have_stmts = es.statement_ids(need_stmts)
-            alive = {r["id"] for r in self._store.entities_by_ids(need_names)}
+            alive = {r["id"] for r in self._ctx.store.entities_by_ids(need_names)}
             keep = [i for i, e in enumerate(need_names) if e in alive and e not in have_names]
             fresh = [i for i, k in enumerate(need_stmts) if k not in have_stmts]
             try:
-                with self._store.write():
+                with self._ctx.store.write():
                     if keep:
                         es.create_names(
                             [need_names[i] for i in keep],
@@ -266,25 +261,25 @@ class _EmbedWrites(_Core):
                 log.exception("storing vectors failed; `palimpsest reindex` backfills them")
 
     def _closed_store(self) -> bool:
-        return bool(getattr(self, "_closed", False)) or self._store.db.closed
+        return self._ctx.closed or self._ctx.store.db.closed
 
-    def _embed_backfill(self, ns: str, *, batch_size: int = 256) -> tuple[int, int]:
+    def backfill(self, ns: str, *, batch_size: int = 256) -> tuple[int, int]:
         """Embed the namespace's names and statements that have no vector (a memory from
         before migration 6, written with no embedder, restored from an export, or a
         crash before a flush); drop the vectors of gone entities and statements. How
         many names and statements were embedded."""
-        emb, es = self._embedder, self._es
+        emb, es, store = self._embedder, self.es, self._ctx.store
         if emb is None:
             return 0, 0
         todo = es.entities_without_names(ns)
         for start in range(0, len(todo), batch_size):
             named = todo[start : start + batch_size]
             vecs = emb.embed([name for _, name in named])
-            with self._store.write():
+            with store.write():
                 es.create_names([i for i, _ in named], [ns] * len(named), vecs)
         shown = {statement_key(ns, *r): r for r in es.statement_rows(ns)}
         stored = es.statement_keys_of(ns)
-        with self._store.write():
+        with store.write():
             es.delete_statements(sorted(stored - set(shown)))
             es.delete_names(es.orphan_names(ns))
         keys = [k for k in shown if k not in stored]
@@ -292,6 +287,6 @@ class _EmbedWrites(_Core):
             chunk = keys[start : start + batch_size]
             forms = [variants(*shown[k]) for k in chunk]
             vecs = emb.embed([t for f in forms for t in f]).reshape(len(chunk), 2, emb.dim)
-            with self._store.write():
+            with store.write():
                 es.create_statements(chunk, [ns] * len(chunk), [vecs[:, 0], vecs[:, 1]])
         return len(todo), len(keys)

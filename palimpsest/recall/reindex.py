@@ -1,4 +1,4 @@
-"""Recall maintenance: rebuild the search indexes, re-embed every episode, warm the cache.
+"""Recall maintenance: rebuild the search indexes and re-embed every episode (`reindex`).
 
     >>> with Memory.open(path, embedder=new_model, reembed=True) as mem:
     ...     mem.reindex(re_embed=True)             # every vector from the new model
@@ -8,7 +8,7 @@ A memory records its embedder's identity and refuses another model
 (`embedder_mismatch`); `Memory.open(..., reembed=True)` accepts the new model
 and drops the old vectors, and `reindex(re_embed=True)` recomputes them all in
 batches (missing ones would otherwise be filled lazily at the next recall).
-Entity-name and fact-statement vectors (written with each fact, `_embed_writes.py`)
+Entity-name and fact-statement vectors (written with each fact, `embed_worker.py`)
 are covered too: `reindex()` embeds the missing ones (a memory from before
 migration 6, or written without an embedder) and drops those of erased content;
 `re_embed` recomputes them all. Vectors are replaced by delete + insert, never SET
@@ -18,20 +18,30 @@ migration 6, or written without an embedder) and drops those of erased content;
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._embed_writes import _EmbedWrites
-from ._recall import _ctx_text, _predecessors, _Recall
-from .errors import ValidationError
-from .recall._vectors import DEFAULT_VECTOR_THRESHOLD as _DEFAULT_THRESHOLD
+from ..errors import ValidationError
+from ._episode_rows import ctx_text, predecessors
+from .embed_worker import EmbedWorker
+from .index import RecallIndex
+
+if TYPE_CHECKING:
+    from ..engine.context import Context
+    from .embedder import Embedder
 
 Progress = Callable[[int, int], None]  # (done, total) episodes
 
 
-class _Reindex(_EmbedWrites, _Recall):
-    """`reindex`, `warm_recall` and `vector_index_kind`."""
+class Reindexer:
+    """`reindex`: every derived recall row rebuilt, and optionally every vector."""
 
-    _vector_threshold: int = _DEFAULT_THRESHOLD  # Memory.open(vector_threshold=...)
+    def __init__(
+        self, ctx: Context, index: RecallIndex, embed: EmbedWorker, embedder: Embedder | None
+    ) -> None:
+        self._ctx = ctx
+        self._index = index
+        self._embed = embed
+        self._embedder = embedder
 
     def reindex(
         self,
@@ -50,7 +60,8 @@ class _Reindex(_EmbedWrites, _Recall):
         missing search rows and vectors (written by the current model), and the
         HNSW generation of namespaces above the vector threshold.
         """
-        self._check_open()
+        ctx = self._ctx
+        ctx.check_open()
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size: a positive integer", field="batch_size")
         emb = self._embedder
@@ -59,9 +70,9 @@ class _Reindex(_EmbedWrites, _Recall):
                 "re_embed: needs an embedder (this memory was opened with embedder=None)",
                 field="re_embed",
             )
-        rs = self._rs
-        self._embed_drain()  # what the worker still holds is stored, not backfilled twice
-        with self._lock:
+        rs, index = self._index.rs, self._index
+        self._embed.drain()  # what the worker still holds is stored, not backfilled twice
+        with ctx.lock:
             spaces = rs.namespaces_with_episodes()
             tables = {ns: rs.episodes(ns) for ns in spaces}
             total = sum(t.num_rows for t in tables.values())
@@ -69,7 +80,7 @@ class _Reindex(_EmbedWrites, _Recall):
             if re_embed and emb is not None:
                 for ns, t in tables.items():
                     ids = [str(x) for x in t.column("id").to_pylist()]
-                    prev_of = _predecessors(t, ids)
+                    prev_of = predecessors(t, ids)
                     for start in range(0, len(ids), batch_size):
                         chunk = ids[start : start + batch_size]
                         need = set(chunk) | {p for e in chunk if (p := prev_of.get(e))}
@@ -77,31 +88,31 @@ class _Reindex(_EmbedWrites, _Recall):
                         chunk = [e for e in chunk if e in rows]  # erased meanwhile
                         e_vecs = emb.embed([rows[e]["text"] for e in chunk])
                         c_vecs = emb.embed(
-                            [_ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in chunk]
+                            [ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in chunk]
                         )
-                        with self._store.write():
+                        with ctx.store.write():
                             rs.delete_embeddings(chunk)
                             rs.create_embeddings(chunk, [ns] * len(chunk), e_vecs, c_vecs)
                         done += len(chunk)
                         if progress is not None:
                             progress(done, total)
-                with self._store.write():
+                with ctx.store.write():
                     rs.retire_vector_generation()  # built from the old model's vectors
                     rs.set_embedder_identity(emb.identity())
             derived = self._reindex_derived(re_embed=re_embed, batch_size=batch_size)
             # a fresh full-text index over every row (also after a tokenizer change)
             rs.rebuild_fts_index()
-            self._recall_fts = True
-            self._recall_ix().clear()
+            index.fts = True
+            index.clear()
             kinds: dict[str, str] = {}
             for ns in spaces:
-                self._recall_backfill(ns)
-            threshold = self._vector_threshold
+                index.backfill(ns)
+            threshold = index.vector_threshold
             generation = None
             if emb is not None and any(t.num_rows > threshold for t in tables.values()):
                 generation = rs.build_vector_generation()
             for ns in spaces:
-                kinds[ns] = self._recall_index(ns).vectors.kind
+                kinds[ns] = index.index(ns).vectors.kind
         if progress is not None and not re_embed:
             progress(total, total)
         return {
@@ -122,32 +133,12 @@ class _Reindex(_EmbedWrites, _Recall):
         counts = {"names_embedded": 0, "statements_embedded": 0}
         if emb is None:
             return counts
-        es = self._rs
+        es = self._index.rs
         if re_embed:
-            with self._store.write():
+            with self._ctx.store.write():
                 es.delete_all_derived()
         for ns in es.namespaces_with_entities():
-            names, statements = self._embed_backfill(ns, batch_size=batch_size)
+            names, statements = self._embed.backfill(ns, batch_size=batch_size)
             counts["names_embedded"] += names
             counts["statements_embedded"] += statements
         return counts
-
-    def warm_recall(self, namespace: str | None = None) -> None:
-        """Load the namespace's recall cache (episode table, vectors, full-text index) now
-        rather than at the first recall.
-
-        >>> mem.warm_recall()
-        """
-        ns = self._ns(namespace)
-        with self._lock:
-            self._recall_index(ns)
-
-    def vector_index_kind(self, namespace: str | None = None) -> str:
-        """ "exact" (numpy matrix) or "hnsw" (Kùzu's index): the namespace's vector path.
-
-        >>> mem.vector_index_kind()
-        'exact'
-        """
-        ns = self._ns(namespace)
-        with self._lock:
-            return self._recall_index(ns).vectors.kind

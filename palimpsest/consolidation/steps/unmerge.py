@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._consolidate_merge import _Merge
-from ._consolidate_reads import forget
-from ._core import _entity_model
-from .errors import Conflict, NotFound, ValidationError
-from .models import ConsolidationChange
+from ...engine.events import Events
+from ...engine.rows import entity_model
+from ...errors import Conflict, NotFound, ValidationError
+from ...models import ConsolidationChange
+from .tools import Tools, copy_of
 
 _PROMOTED = re.compile(r"promoted as (\S+)")
 # consolidation's verdicts on a quarantined copy (confirmed, rejected): the original
@@ -38,8 +38,18 @@ def _restores(merge_id: str, copy_id: str) -> str:
     return f"unmerged {merge_id}: restores {copy_id}"
 
 
-class _Unmerge(_Merge):
-    def unmerge(self, merge_id: str, *, namespace: str | None = None) -> ConsolidationChange:
+class Unmerge:
+    def __init__(
+        self,
+        tools: Tools,
+        *,
+        events: Events,
+    ) -> None:
+        self._ctx, self._cs, self._writer = tools.ctx, tools.cs, tools.writer
+        self._entities, self._decisions = tools.entities, tools.decisions
+        self._events = events
+
+    def unmerge(self, ns: str, merge_id: str) -> ConsolidationChange:
         """Reverse a merge by new assertions (nothing is deleted); it is not proposed again.
 
         >>> mem.unmerge("mg_0f3a…")
@@ -47,41 +57,42 @@ class _Unmerge(_Merge):
         Raises Conflict when later work rests on the merge (its message and
         `details["blockers"]` name each piece).
         """
-        ns = self._ns(namespace)
         if not isinstance(merge_id, str) or not merge_id:
             raise ValidationError("merge id: a non-empty string", field="id")
-        with self._lock:
+        ctx, store = self._ctx, self._ctx.store
+        with ctx.lock:
             m = self._cs.merge(merge_id)
             if m is None or m["namespace"] != ns:
                 raise NotFound(f"no merge {merge_id[:80]!r}", id=merge_id[:80])
             if m["unmerged_at"] is not None:
                 raise Conflict(f"{merge_id} was already unmerged", id=merge_id)
-            loser = self._store.entity(m["loser"])
-            winner = self._store.entity(m["winner"])
+            loser = store.entity(m["loser"])
+            winner = store.entity(m["winner"])
             if loser is None or winner is None:
                 raise NotFound(f"an entity of {merge_id} was erased", id=merge_id)
             plan = self._unmerge_plan(ns, m)
             why = f"unmerged {merge_id}"
-            with self._store.write():
-                self._store.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
+            with store.write():
+                store.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
                 keep = [a for a in winner["aliases"] or [] if a not in set(m["keys"])]
                 self._cs.set_aliases(winner["id"], keep)
-                self._forget_cache()
+                self._events.names_changed()
                 copies, sources = [], []
+                name_of = self._entities.name_of
                 for old, standing, restore in plan:
                     if standing is not None:
-                        self.retract(standing, reason=why, namespace=ns)
-                    orig = self._store.assertion(old) if restore else None
+                        self._writer.retract(ns, standing, reason=why)
+                    orig = store.assertion(old) if restore else None
                     if orig is not None:
-                        copies.append(self._copy_of(orig, {}, origin="unmerge"))
+                        copies.append(copy_of(orig, {}, origin="unmerge", name_of=name_of))
                         sources.append(old)
-                restored = [f.id for f in self._write_assertions(ns, copies)]
+                restored = [f.id for f in self._writer.write_assertions(ns, copies)]
                 for rid, old in zip(restored, sources, strict=True):
-                    self._note_decision(ns, rid, "unmerge", _restores(merge_id, old))
-                self._cs.set_unmerged(merge_id, self._tick())
-            self._forget_cache()
-            forget(self._store)
-            name = _entity_model(loser).name
+                    self._decisions.note(ns, rid, "unmerge", _restores(merge_id, old))
+                self._cs.set_unmerged(merge_id, ctx.tick())
+            self._events.names_changed()
+            self._events.consolidated()
+            name = entity_model(loser).name
             return ConsolidationChange(
                 step="unmerge",
                 action="unmerged",
@@ -131,7 +142,7 @@ class _Unmerge(_Merge):
         visited: set[str] = set()
         while aid not in visited:
             visited.add(aid)
-            row = self._store.assertion(aid)
+            row = self._ctx.store.assertion(aid)
             if row is None:
                 return None, False  # erased: its content must not come back
             seen.append(row)
@@ -169,7 +180,7 @@ class _Unmerge(_Merge):
         if not any(cited.values()):
             return
         for d in self._cs.decisions_since(ns, m["merged_at"], _BUILT_ON):
-            a = self._store.assertion(d["id"])
+            a = self._ctx.store.assertion(d["id"])
             if (
                 a is not None
                 and a["retracted_at"] is None
@@ -179,5 +190,5 @@ class _Unmerge(_Merge):
                 blockers[d["id"]] = f"{label} {d['id']}, which cites the moved facts' evidence"
 
     def _merge_label(self, x: dict[str, Any]) -> str:
-        loser, winner = self._name_of(x["loser"]), self._name_of(x["winner"])
+        loser, winner = self._entities.name_of(x["loser"]), self._entities.name_of(x["winner"])
         return f"merge {x['id']} ({loser!r} into {winner!r})"

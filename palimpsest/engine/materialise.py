@@ -1,13 +1,14 @@
 """Materialisation: a slot's log replayed at a transaction time into fact versions.
 
-    >>> states = mem._states({slot_id: row})                 # logs and versions, unpacked
-    >>> plan = mem._plan(states, {slot_id: "one"}, k)        # what to expire and insert
-    >>> mem._apply(plan, states, k)
+    >>> mat = Materialiser(store, entities)
+    >>> states = mat.states({slot_id: row})                  # logs and versions, unpacked
+    >>> plan = mat.plan(states, {slot_id: "one"}, k)         # what to expire and insert
+    >>> mat.apply(plan, states, k)
 
-A mixin of `_Core`, shared by writes, retract, erasure, predicate changes and
-import: each reads the touched slots' packed states, replays their logs at K
-(`temporal.replay`), diffs the result with what was believed, and writes the
-difference. The temporal rules themselves are pure functions in `temporal/`.
+Shared by writes, retract, erasure, predicate changes and restore: each reads
+the touched slots' packed states, replays their logs at K (`temporal.replay`),
+diffs the result with what was believed, and writes the difference. The
+temporal rules themselves are pure functions in `temporal/`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._ids import _new_id
-from ._read_ahead import ReadAhead
-from .graph import Store, decode, encode
-from .models import Cardinality, Predicate
-from .temporal import LogEntry, Schedule, Segment, diff, materialise, replay
+from .._ids import _new_id
+from ..graph import Store, decode, encode
+from ..models import Cardinality
+from ..temporal import LogEntry, Schedule, Segment, diff, materialise, replay
+
+if TYPE_CHECKING:
+    from .entities import EntityIndex
+    from .read_ahead import ReadAhead
 
 _T = TypeVar("_T")
 
@@ -42,7 +46,7 @@ def _log_entry(a: Mapping[str, Any]) -> LogEntry:
 
 
 @dataclass
-class _SlotState:
+class SlotState:
     """A slot as one write sees it: its row, assertion log and every version."""
 
     row: dict[str, Any]
@@ -52,7 +56,7 @@ class _SlotState:
 
 
 @dataclass
-class _Plan:
+class Plan:
     vanish: list[str] = field(default_factory=list)
     expire: list[str] = field(default_factory=list)
     insert: list[dict[str, Any]] = field(default_factory=list)
@@ -66,33 +70,29 @@ def _at_once(fn: Callable[..., _T], *args: Any) -> Future[_T]:
     return done
 
 
-def _packed(st: _SlotState) -> dict[str, Any]:
+def packed(st: SlotState) -> dict[str, Any]:
     log, versions = encode(st.log, st.versions)
     return {**st.row, "log": log, "versions": versions}
 
 
-class _Materialise:
-    """Reads, replays and writes slots; `_Core` provides the store and the names."""
+class Materialiser:
+    """Reads, replays and writes slots; names come from the entity index."""
 
-    if TYPE_CHECKING:
-        _store: Store
-        _names: dict[str, str]
+    def __init__(self, store: Store, entities: EntityIndex) -> None:
+        self._store = store
+        self._entities = entities
 
-        def _name_of(self, entity_id: str) -> str: ...
-
-        def _resolve_predicate(self, ns: str, name: object) -> Predicate: ...
-
-    def _versions_from_log(
+    def versions_from_log(
         self, log: Sequence[Mapping[str, Any]], cardinality: Cardinality | Schedule
     ) -> list[dict[str, Any]]:
         """A slot's whole version history rebuilt from its log (erase, restore): the
         replayed versions of trusted assertions, plus quarantined claims as they stand.
-        `cardinality` is the predicate's schedule over transaction time (`_erasure` builds
-        it from the definition history), or one cardinality when it never changed."""
+        `cardinality` is the predicate's schedule over transaction time (`Vocabulary.schedule`
+        builds it from the definition history), or one cardinality when it never changed."""
         by_id = {a["id"]: a for a in log}
         active = [_log_entry(a) for a in log if not a["quarantined"]]
         rows = [
-            self._version_row(
+            self.version_row(
                 by_id[v.segment.source],
                 v.segment.valid_from,
                 v.segment.valid_to,
@@ -104,13 +104,13 @@ class _Materialise:
         for a in log:
             if a["quarantined"] and a["op"] == "assert":
                 rows.append(
-                    self._version_row(
+                    self.version_row(
                         a, a["valid_from"], a["valid_to"], a["recorded_at"], a["retracted_at"]
                     )
                 )
         return rows
 
-    def _version_row(
+    def version_row(
         self,
         a: Mapping[str, Any],
         valid_from: datetime | None,
@@ -120,8 +120,8 @@ class _Materialise:
     ) -> dict[str, Any]:
         slot = a["slot_id"]
         _, subject_id, predicate = slot.split("\x1f")
-        subject = self._name_of(subject_id)
-        obj = self._name_of(a["object_id"])
+        subject = self._entities.name_of(subject_id)
+        obj = self._entities.name_of(a["object_id"])
         return {
             "id": _new_id("fv"),
             "namespace": a["namespace"],
@@ -143,12 +143,12 @@ class _Materialise:
             "quarantined": a["quarantined"],
         }
 
-    def _states(
+    def states(
         self,
         slots: Mapping[str, Mapping[str, Any]],
         new: AbstractSet[str] = frozenset(),
         ahead: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> dict[str, _SlotState]:
+    ) -> dict[str, SlotState]:
         """Each slot's log and versions, from its packed state (new slots start empty).
 
         `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}; `new`
@@ -165,28 +165,28 @@ class _Materialise:
             stored = {sid: {**slots[sid], **row} for sid, row in packed.items()}
         else:
             stored = self._store.slot_states(list(slots))
-        out: dict[str, _SlotState] = {}
+        out: dict[str, SlotState] = {}
         for sid, meta in slots.items():
             row = stored.get(sid)
             if row is None:
-                out[sid] = _SlotState(dict(meta), [], [], new=True)
+                out[sid] = SlotState(dict(meta), [], [], new=True)
                 continue
             log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
-            out[sid] = _SlotState(row, log, versions, new=False)
+            out[sid] = SlotState(row, log, versions, new=False)
             # versions carry their object's name (entity names never change): re-deriving an
             # older assertion's version then costs no Entity lookup (measured: ~400 a batch)
-            known = self._names
+            known = self._entities.names
             known.setdefault(row["subject_id"], row["subject"])
             for v in versions:
                 if v["object_id"] is not None:
                     known.setdefault(v["object_id"], v["object"])
         return out
 
-    def _plan(
-        self, states: Mapping[str, _SlotState], cards: Mapping[str, Cardinality], k: datetime
-    ) -> _Plan:
+    def plan(
+        self, states: Mapping[str, SlotState], cards: Mapping[str, Cardinality], k: datetime
+    ) -> Plan:
         """Replay each slot at K against what it believes now; edits `states` in place."""
-        plan = _Plan()
+        plan = Plan()
         for sid, st in states.items():
             by_id = {a["id"]: a for a in st.log}
             believed: dict[Segment, dict[str, Any]] = {}
@@ -215,15 +215,15 @@ class _Materialise:
                     plan.expire.append(v["id"])
                     v["expired_at"] = k
             for seg in new:
-                row = self._version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k)
+                row = self.version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k)
                 plan.insert.append(row)
                 st.versions.append(row)
         return plan
 
-    def _apply(
+    def apply(
         self,
-        plan: _Plan,
-        states: Mapping[str, _SlotState],
+        plan: Plan,
+        states: Mapping[str, SlotState],
         k: datetime,
         helper: ReadAhead | None = None,
     ) -> None:
@@ -237,21 +237,15 @@ class _Materialise:
         store.delete_versions(plan.vanish)
         run = helper.submit if helper is not None else _at_once
         versions = run(store.versions_bulk, plan.insert)
-        saved = run(
-            lambda: store.states_bulk([_packed(st) for st in states.values() if not st.new])
-        )
+        saved = run(lambda: store.states_bulk([packed(st) for st in states.values() if not st.new]))
         store.expire_versions(plan.expire, k)
         store.create_versions(versions.result())
         store.save_slot_states(saved.result())
 
-    def _rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
+    def rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
         """Re-read existing slots at K (after a cardinality change); the changed slots."""
-        states = self._states({s: {"id": s} for s in cards})
+        states = self.states({s: {"id": s} for s in cards})
         states = {s: st for s, st in states.items() if not st.new}
-        plan = self._plan(states, cards, k)
-        self._apply(plan, states, k)
+        plan = self.plan(states, cards, k)
+        self.apply(plan, states, k)
         return plan.changed
-
-    def _cardinality(self, ns: str, slot_id: str) -> Cardinality:
-        predicate = slot_id.split("\x1f")[2]
-        return self._resolve_predicate(ns, predicate).cardinality

@@ -8,22 +8,27 @@ about a loser (as subject or object) is asserted again on the winner, with its
 window, evidence, author and quarantine unchanged (origin "merge"), and the
 original is retracted with the reason "merged into X". The loser's name and
 alias keys then point at the winner, whose aliases list them. Queries known
-before K see exactly what they saw before; nothing is deleted. `unmerge`
-(`_consolidate_unmerge.py`) reverses it the same way.
+before K see exactly what they saw before; nothing is deleted. `Unmerge`
+(`unmerge.py`) reverses it the same way.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._consolidate_base import _Base
-from ._consolidate_reads import forget
-from ._ids import _new_id
-from .consolidation import Cluster, Run, candidates, clusters
-from .consolidation._merge import RELATIVE, comparable
+from ..._ids import _new_id
+from ...engine.events import Events
+from ...engine.vocabulary import Vocabulary
+from .._merge import RELATIVE, Cluster, candidates, clusters, comparable
+from .._run import Run
+from .tools import Tools, copy_of
 
-# Name vectors are written with the entities (_embed_writes.py). Names without one (a
+if TYPE_CHECKING:
+    from ...recall.embed_worker import EmbedWorker
+    from ...recall.embedder import Embedder
+
+# Name vectors are written with the entities (recall/embed_worker.py). Names without one (a
 # memory from before migration 6, written with no embedder, or a crash between a write
 # and its vectors) are embedded and stored by this step, at most this many per run;
 # the rest wait for `palimpsest reindex` (a warning says how many).
@@ -31,10 +36,26 @@ EMBED_MAX = 20_000
 _log = logging.getLogger("palimpsest.consolidate")
 
 
-class _Merge(_Base):
-    def _merge_step(self, run: Run) -> None:
+class Merge:
+    def __init__(
+        self,
+        tools: Tools,
+        *,
+        vocab: Vocabulary,
+        embed: EmbedWorker,
+        embedder: Embedder | None,
+        events: Events,
+    ) -> None:
+        self._ctx, self._cs, self._writer = tools.ctx, tools.cs, tools.writer
+        self._entities, self._decisions = tools.entities, tools.decisions
+        self._vocab = vocab
+        self._embed = embed
+        self._embedder = embedder
+        self._events = events
+
+    def run(self, run: Run) -> None:
         ns = run.namespace
-        user = self._entity_id(ns, "user", field="speaker")
+        user = self._entities.entity_id(ns, "user", field="speaker")
         # no new names: only a changed fact of the user's can link "my sister" to someone
         user_changed = user is not None and any(s.split("\x1f")[1] == user for s in run.slots)
         if (
@@ -77,7 +98,7 @@ class _Merge(_Base):
                 if eid in losers:
                     touching[eid][a["id"]] = a
         for cluster in found:
-            self._step_hook("merge")
+            run.checkpoint("merge")
             self._merge_cluster(run, cluster, by_id, touching)
 
     def _linked(self, ns: str, user: str | None, ents: list[dict[str, Any]]) -> dict[str, str]:
@@ -90,7 +111,7 @@ class _Merge(_Base):
             held.setdefault(f["predicate"], set()).add(f["object_id"])
         out = {}
         for eid, word in relative:
-            pred = self._find_predicate(ns, word)
+            pred = self._vocab.find(ns, word)
             objects = held.get(pred.name, set()) if pred else set()
             if len(objects) == 1:
                 out[eid] = next(iter(objects))
@@ -101,7 +122,7 @@ class _Merge(_Base):
         things = [e for e in ents if comparable(e)]
         if self._embedder is None or len(things) < 2:
             return None
-        ids, matrix = self._es.names_of(run.namespace)
+        ids, matrix = self._embed.es.names_of(run.namespace)
         row = {e: i for i, e in enumerate(ids)}
         out = {e["id"]: matrix[row[e["id"]]] for e in things if e["id"] in row}
         missing = [e for e in things if e["id"] not in row]
@@ -116,8 +137,8 @@ class _Merge(_Base):
             vecs = self._embedder.embed([e["name"] for e in missing])
             out.update((e["id"], vecs[i]) for i, e in enumerate(missing))
             if not run.dry_run:
-                with self._store.write():
-                    self._es.create_names(
+                with self._ctx.store.write():
+                    self._embed.es.create_names(
                         [e["id"] for e in missing], [run.namespace] * len(missing), vecs
                     )
         return out
@@ -129,7 +150,7 @@ class _Merge(_Base):
         by_id: dict[str, Any],
         touching: dict[str, dict[str, dict[str, Any]]],
     ) -> None:
-        ns = run.namespace
+        ns, store = run.namespace, self._ctx.store
         winner = by_id[cluster.winner]
         why = "; ".join(cluster.reasons)
         for loser_id in cluster.losers:
@@ -140,7 +161,7 @@ class _Merge(_Base):
             if run.dry_run:
                 continue
             try:
-                with self._store.write():
+                with store.write():
                     moved = self._move(
                         ns,
                         {loser_id: winner["id"]},
@@ -148,8 +169,8 @@ class _Merge(_Base):
                         f"merged into {winner['name']} ({merge_id})",
                     )
                     keys = [k.split("\x1f", 1)[1] for k in self._cs.keys_of(loser_id)]
-                    self._store.add_entity_keys((ns, key, winner["id"]) for key in keys)
-                    row = self._store.entity(winner["id"]) or winner
+                    store.add_entity_keys((ns, key, winner["id"]) for key in keys)
+                    row = store.entity(winner["id"]) or winner
                     aliases = sorted(set(row["aliases"] or []) | set(keys))
                     self._cs.set_aliases(winner["id"], aliases)
                     self._cs.create_merge(
@@ -161,21 +182,21 @@ class _Merge(_Base):
                             "keys": keys,
                             "moved": [f"{old}>{new}" for old, new in moved],
                             "reason": reason[:2000],
-                            "merged_at": self._tick(),
+                            "merged_at": self._ctx.tick(),
                         }
                     )
                     for _, new_id in moved:
-                        self._note_decision(ns, new_id, "merge", reason)
+                        self._decisions.note(ns, new_id, "merge", reason)
             finally:
                 # names now point elsewhere (or, rolled back, do not): drop cached lookups
-                self._forget_cache()
-                forget(self._store)
-            self._embed_flush()  # the statements of the moved claims, now under the winner
+                self._events.names_changed()
+                self._events.consolidated()
+            self._embed.flush()  # the statements of the moved claims, now under the winner
             change.targets.extend(new for _, new in moved)
             run.slots |= self._cs_slots([new for _, new in moved])
 
     def _cs_slots(self, ids: list[str]) -> set[str]:
-        return {a["slot_id"] for a in (self._store.assertion(i) for i in ids) if a}
+        return {a["slot_id"] for a in (self._ctx.store.assertion(i) for i in ids) if a}
 
     def _move(
         self,
@@ -190,37 +211,38 @@ class _Merge(_Base):
         `touching` (entity id -> standing assertions) was read before the step;
         each row is checked again, and the copies made here are added to it, so
         a later merge in the same run moves them too."""
+        store = self._ctx.store
         olds: dict[str, dict[str, Any]] = {}
         for src in mapping:
             for aid in touching.get(src, {}):
-                row = self._store.assertion(aid)
+                row = store.assertion(aid)
                 if row is not None and row["retracted_at"] is None:
                     olds[aid] = row
         ordered = sorted(olds.values(), key=lambda a: (a["recorded_at"], a["seq"]))
         if not ordered:
             return []
-        parsed = [self._copy_of(a, mapping, origin="merge") for a in ordered]
-        written = self._write_assertions(ns, parsed)
+        name_of = self._entities.name_of
+        parsed = [copy_of(a, mapping, origin="merge", name_of=name_of) for a in ordered]
+        written = self._writer.write_assertions(ns, parsed)
         for a in ordered:
-            self.retract(a["id"], reason=reason, namespace=ns)
+            self._writer.retract(ns, a["id"], reason=reason)
         for f in written:
             for eid in (f.subject_id, f.object_id):
                 if eid is not None and eid in touching:
-                    row = self._store.assertion(f.id)
+                    row = store.assertion(f.id)
                     if row is not None:
                         touching[eid][f.id] = row
         return [(a["id"], f.id) for a, f in zip(ordered, written, strict=True)]
 
-    def merges(self, *, namespace: str | None = None) -> list[dict[str, Any]]:
+    def merges(self, ns: str) -> list[dict[str, Any]]:
         """Every merge recorded (id, winner, loser, keys, reason, merged_at, unmerged_at)."""
-        ns = self._ns(namespace)
         out = []
         for m in self._cs.merges(ns):
             out.append(
                 {
                     **m,
-                    "winner_name": self._name_of(m["winner"]),
-                    "loser_name": self._name_of(m["loser"]),
+                    "winner_name": self._entities.name_of(m["winner"]),
+                    "loser_name": self._entities.name_of(m["loser"]),
                 }
             )
         return out
