@@ -179,21 +179,25 @@ class _Reads(_Core):
             log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
             retracted = {a["id"]: a["retracted_at"] for a in log}
             out += self._facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
-            for t in self._store.slot_tombstones(slot):
-                out.append(
-                    Fact(
-                        id=t["id"],
-                        subject=subj.name,
-                        predicate=slot.split("\x1f")[2],
-                        object=None,
-                        recorded_at=t["erased_at"],
-                        status="erased",
-                        namespace=ns,
-                        subject_id=subj.id,
-                        reason=t["reason"],
-                    )
-                )
+            out += self._tombstones(ns, slot, subj)
         return sorted(out, key=lambda f: (f.predicate, f.recorded_at, f.valid_from or _MIN))
+
+    def _tombstones(self, ns: str, slot: str, subject: Entity) -> list[Fact]:
+        """A slot's erased assertions as content-free facts (status `erased`)."""
+        return [
+            Fact(
+                id=t["id"],
+                subject=subject.name,
+                predicate=slot.split("\x1f")[2],
+                object=None,
+                recorded_at=t["erased_at"],
+                status="erased",
+                namespace=ns,
+                subject_id=subject.id,
+                reason=t["reason"],
+            )
+            for t in self._store.slot_tombstones(slot)
+        ]
 
     def entity(
         self,

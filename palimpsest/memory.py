@@ -22,9 +22,11 @@ from ._consolidate import _Consolidate
 from ._core import DEFAULT_PATH, UNSET
 from ._episodes import _Episodes
 from ._erasure import _Erasure
+from ._inspect import _Inspect
 from ._reads import _Reads
 from ._recall import _Recall
 from ._reindex import _Reindex
+from ._review import _Review
 from ._time import Clock, utcnow
 from ._transfer import _Transfer
 from .errors import ValidationError
@@ -37,7 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PATH", "UNSET", "Memory"]
 
 
-class Memory(_Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _Reads):
+class Memory(
+    _Review, _Inspect, _Transfer, _Consolidate, _Episodes, _Reindex, _Recall, _Erasure, _Reads
+):
     """An agent's memory in one directory: episodes, entities, and bitemporal facts."""
 
     # --- lifecycle ---------------------------------------------------------------------
