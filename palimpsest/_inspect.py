@@ -212,8 +212,9 @@ class _Inspect(_Writes, _Reads):
 
         Nodes are reached breadth first; each node's facts are read in a fixed order
         (subject, predicate, start, object) and only as many as the limits can still
-        take, so a hub with 10^5 facts costs what the limit costs. `truncated` says
-        some were left out.
+        take, and no node is read once `limit` nodes are in, so a hub with 10^5 facts
+        costs what the limit costs. `truncated` says some facts or nodes within reach
+        may have been left out.
         """
         ns = self._ns(namespace)
         depth = _bounded(hops, "hops", MAX_HOPS)
@@ -231,7 +232,9 @@ class _Inspect(_Writes, _Reads):
             reached: list[str] = []
             for eid in frontier:
                 room = max_edges - len(edges)
-                if room <= 0:
+                if room <= 0 or len(nodes) >= cap:
+                    # full: the nodes not yet read may hold more (a hub's neighbours
+                    # would cost a read each and could add nothing but edges)
                     truncated = True
                     break
                 rows = [

@@ -8,8 +8,9 @@
 Every write is one Kùzu transaction stamped with one transaction time K from
 the clock (never earlier than the last one). The verbs live in small mixins,
 one concern each: `_writes` (assert, end, retract), `_erasure`, `_episodes`
-(remember), `_reads` (facts, history, entity, snapshot, changes); `_core`
-holds the shared state.
+(remember), `_reads` (facts, history, entity, snapshot, changes), `_inspect`
+(find_entities, timeline, explain, neighbourhood), `_review` (quarantined,
+promote, reject); `_core` holds the shared state.
 """
 
 from __future__ import annotations

@@ -9,11 +9,15 @@ though, being on this machine is the credential, and a page on another site
 could still send a "simple" cross-origin request (a form POST) or, through DNS
 rebinding, read answers under its own host name. So:
 
-- an unsafe method (anything but GET, HEAD, OPTIONS) sent by a browser from
-  another origin is refused (`Sec-Fetch-Site: cross-site | same-site`, or an
-  `Origin` that is not this host), before any endpoint runs;
-- without tokens, a browser request (one carrying `Origin` or `Sec-Fetch-Site`)
-  must name a loopback host (`127.0.0.1`, `localhost`, `[::1]`);
+- a browser request to `/v1/` from a page of another origin, and an unsafe
+  method (anything but GET, HEAD, OPTIONS) from one anywhere, is refused
+  (`Sec-Fetch-Site: cross-site | same-site`, or an `Origin` that is not this
+  host) before any endpoint runs (a link from elsewhere to a `/ui/` page still
+  opens it);
+- without tokens, every request must name this machine in its Host header: a
+  loopback address (`127.0.0.1`, `[::1]`), `localhost`, or a name without a dot.
+  A rebinding attack names a domain its author controls (it has a dot), and
+  browsers send it no Sec-Fetch headers over plain http, so only the Host tells;
 - the dashboard's pages and the API docs carry a Content-Security-Policy that
   lets them fetch, run and show only what this server serves, and may not be
   framed. Every response says `nosniff`.
@@ -57,17 +61,21 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def loopback_host(host: str | None) -> bool:
-    """Whether a Host header names this machine (`127.0.0.1:8000`, `localhost`, `[::1]`)."""
+def local_host(host: str | None) -> bool:
+    """Whether a Host header names this machine: `127.0.0.1:8000`, `[::1]`, `localhost`,
+    `x.localhost`, or a single label (`testserver`); no request without one is rebound."""
     if not host:
+        return True
+    try:
+        name = urlsplit(f"//{host}").hostname or ""
+    except ValueError:
         return False
-    name = urlsplit(f"//{host}").hostname or ""
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
-        return False
+        return "." not in name and ":" not in name
 
 
 def same_origin(origin: str, host: str | None) -> bool:
@@ -92,8 +100,7 @@ class BrowserGuard:
         host = _header(scope, b"host")
         origin = _header(scope, b"origin")
         site = _header(scope, b"sec-fetch-site")
-        browser = origin is not None or site is not None
-        if self.loopback_only and browser and not loopback_host(host):
+        if self.loopback_only and not local_host(host):
             await send_problem(
                 send,
                 "forbidden",
@@ -102,12 +109,15 @@ class BrowserGuard:
                 instance=path,
             )
             return
-        if scope.get("method", "GET") not in SAFE_METHODS and (
-            site in ("cross-site", "same-site")
-            or (origin is not None and not same_origin(origin, host))
-        ):
+        foreign = site in ("cross-site", "same-site") or (
+            origin is not None and not same_origin(origin, host)
+        )
+        if foreign and (path.startswith("/v1/") or scope.get("method") not in SAFE_METHODS):
             await send_problem(
-                send, "forbidden", "a cross-site request may not change anything", instance=path
+                send,
+                "forbidden",
+                "a page of another origin may not use this API through the browser",
+                instance=path,
             )
             return
         policy = None

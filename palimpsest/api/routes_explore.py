@@ -42,7 +42,6 @@ class CallerAccess(BaseModel):
 class RecallExplanation(BaseModel):
     """Recall's answer with its reasons: the floor, and when it abstained, what fell short."""
 
-    query: str
     floor: float = Field(description="The relevance floor the answer had to reach.")
     abstained: bool = Field(description="Nothing reached the floor: no hits.")
     hits: list[Hit]
@@ -152,12 +151,11 @@ def recall_explain(
         query, k=k, valid_at=valid_at, known_at=known_at, min_score=min_score, namespace=ns
     )
     if hits:
-        return RecallExplanation(query=query, floor=floor, abstained=False, hits=hits)
+        return RecallExplanation(floor=floor, abstained=False, hits=hits)
     near = mem.recall(
         query, k=NEAR_MISSES, valid_at=valid_at, known_at=known_at, min_score=0.0, namespace=ns
     )
     return RecallExplanation(
-        query=query,
         floor=floor,
         abstained=True,
         hits=[],

@@ -65,7 +65,7 @@ function reportCard(r) {
 
 async function reports(section) {
   const page = await api("/v1/consolidation/reports", { params: { limit: 20 } });
-  const list = h("ul", { class: "plain", id: "reports" }, page.items.map(reportCard));
+  const list = h("ul", { class: "plain", id: "report-list" }, page.items.map(reportCard));
   put(clear(section), h("h2", { id: "r-h" }, "Consolidation reports"),
     page.items.length ? list : h("p", { class: "muted" }, "No consolidation has run in this namespace yet."));
   if (canWrite()) {
