@@ -19,7 +19,8 @@ no tokens) serves that memory and, over HTTP with one keep-alive client, for
   again with a `known_at` as the slider moves), `GET /v1/facts/{id}/explanation` (a
   click on a version), `GET /v1/entities:search?q=` (the search box);
 * `GET /v1/neighbourhood?entity=S&hops=2` (the graph view) for the subjects and the hub,
-  with the node count it returned against its limit (50).
+  with the node count it returned against its limit (50);
+* the same page for cities, the objects ~17 facts each point at.
 
 Baselines in the same run: `GET /v1/health` (the HTTP floor) and `GET /v1/history`
 (an existing read of the same versions). Medians and p95; nothing is asserted.
@@ -179,7 +180,8 @@ def measure(base: str, subjects: int, samples: int) -> dict[str, Any]:
         k: []
         for k in ("health", "history", "timeline", "profile", "timeline_known_at",
                   "profile_known_at", "page_first_paint", "explanation", "search",
-                  "neighbourhood_2hops", "neighbourhood_hub")
+                  "neighbourhood_2hops", "neighbourhood_hub", "city_timeline",
+                  "city_profile", "city_neighbourhood_2hops")
     }  # fmt: skip
     nodes: list[int] = []
     hub_nodes: list[int] = []
@@ -215,6 +217,13 @@ def measure(base: str, subjects: int, samples: int) -> dict[str, Any]:
             ms, g = timed(http, "/v1/neighbourhood", entity="hub", hops=2)
             calls["neighbourhood_hub"].append(ms)
             hub_nodes.append(len(g["nodes"]))
+        # entities that many facts point at (~17 each): a city's page
+        for c in [rng.choice(CITIES) for _ in range(max(10, samples // 4))]:
+            calls["city_timeline"].append(timed(http, "/v1/timeline", subject=c)[0])
+            calls["city_profile"].append(timed(http, f"/v1/entities/{c}")[0])
+            ms, g = timed(http, "/v1/neighbourhood", entity=c, hops=2)
+            calls["city_neighbourhood_2hops"].append(ms)
+            nodes.append(len(g["nodes"]))
     out: dict[str, Any] = {k: stats(v) for k, v in calls.items()}
     out["graph_nodes"] = {"limit": 50, "max": max(nodes), "median": float(np.median(nodes)),
                           "truncated": truncated, "hub_max": max(hub_nodes)}  # fmt: skip
@@ -249,7 +258,7 @@ def main() -> None:
               "when": datetime.now(UTC).isoformat(), "results": result}  # fmt: skip
     for k, v in result.items():
         print(f"{k:<22} {v}")
-    out = Path(__file__).parent / "results" / f"ui-{datetime.now(UTC):%Y%m%d}.json"
+    out = Path(__file__).parent / "results" / f"ui-{args.facts // 1000}k-{datetime.now(UTC):%Y-%m-%d}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
     print(f"-> {out}")

@@ -34,6 +34,7 @@ from .models import (
     Neighbourhood,
     Timeline,
 )
+from .temporal import visible
 
 MAX_SEARCH = 100
 MAX_HOPS = 2
@@ -237,14 +238,9 @@ class _Inspect(_Writes, _Reads):
                     # would cost a read each and could add nothing but edges)
                     truncated = True
                     break
-                rows = [
-                    *self._store.facts_asof(
-                        namespace=ns, valid_at=v, known_at=k, subject_id=eid, limit=room + 1
-                    ),
-                    *self._store.facts_asof(
-                        namespace=ns, valid_at=v, known_at=k, object_id=eid, limit=room + 1
-                    ),
-                ]
+                # a fact brings at most one new node: no more than the nodes still free
+                rows, more = self._links(ns, eid, v, k, min(room, cap - len(nodes)) + 1)
+                truncated |= more
                 for r in rows:
                     if r["id"] in edges:
                         continue
@@ -269,6 +265,32 @@ class _Inspect(_Writes, _Reads):
             edges=facts,
             truncated=truncated,
         )
+
+    def _links(
+        self, ns: str, eid: str, v: datetime, k: datetime, limit: int
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The believed facts about or pointing at an entity, from their packed slots
+        (ordered by subject, predicate, start, object), at most `limit`, and whether
+        there may be more."""
+        out = self._store.entity_slots(eid, incoming=False, limit=limit)
+        incoming = self._store.entity_slots(eid, incoming=True, limit=limit)
+        rows = []
+        for row in self._store.slot_states(list(dict.fromkeys(out + incoming))).values():
+            rows += [
+                r
+                for r in decode(None, row["versions"], slot=row, subject=row["subject"])[1]
+                if eid in (r["subject_id"], r["object_id"])
+                and not r["quarantined"]
+                and visible(r, known_at=k, valid_at=v)
+            ]
+        rows.sort(key=_order)
+        more = len(rows) > limit or limit in (len(out), len(incoming))
+        return rows[:limit], more
+
+
+def _order(r: Mapping[str, Any]) -> tuple[str, str, bool, datetime, str]:
+    return (r["subject"], r["predicate"], r["valid_from"] is not None,
+            r["valid_from"] or _MIN, r["object"] or "")  # fmt: skip
 
 
 def _record(a: Mapping[str, Any], decision: Mapping[str, Any] | None) -> AssertionRecord:

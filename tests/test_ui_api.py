@@ -210,7 +210,13 @@ def test_promote_verb_refuses_what_is_not_a_standing_claim(tmp_path: Path, clock
         clock.tick()
         new = mem.promote(claim.id, reason="asked the user")
         assert [f.object for f in mem.facts("user", "likes")] == ["coffee", "tea"]
-        assert mem.timeline("user", "likes").versions[0].id in {new.id, trusted.id, claim.id}
+        versions = {(f.id, f.status) for f in mem.timeline("user", "likes").versions}
+        assert versions == {(trusted.id, "current"), (claim.id, "retracted"), (new.id, "current")}
+        before = mem.timeline("user", "likes", known_at=claim.recorded_at).versions
+        assert {(f.id, f.status) for f in before} == {
+            (trusted.id, "current"),
+            (claim.id, "quarantined"),
+        }
         with pytest.raises(NotQuarantined):
             mem.reject(claim.id, reason="too late: it was promoted")
 

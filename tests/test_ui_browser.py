@@ -8,44 +8,36 @@ is downloaded. Screenshots go to `$PALIMPSEST_SCREENSHOTS` when set (`make scree
 writes the ones in docs/), else to a temporary directory.
 """
 
+# ruff: noqa: F811 - the shared fixtures are imported by name, then requested by name
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from palimpsest import Memory
 from palimpsest.api.tokens import create_token
 
-from .test_api_serve import free_port, wait_healthy
+from .ui_browser import (  # noqa: F401 - fixtures, requested by name
+    SLOW_MS,
+    OpenTab,
+    Tab,
+    axe_serious,
+    believed,
+    browser,
+    open_tab,
+    rows,
+    serve,
+    shots,
+    stop,
+)
 from .ui_demo import build_demo_memory
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
-SLOW_MS = 180_000  # the first recall loads MiniLM in the server
 SEPT = "2024-09-15T00:00:00Z"
-
-if not Path(CHROMIUM).is_file():  # pragma: no cover - `make setup` installs it
-    raise RuntimeError(f"{CHROMIUM} is missing: `make setup` installs Debian's chromium")
 
 
 @dataclass
@@ -62,30 +54,6 @@ class Server:
         return httpx.get(self.base + path, params=params, headers=headers, timeout=60.0)
 
 
-def _serve(mem: Path, log: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-    env["HF_HUB_OFFLINE"] = "1"
-    argv = [sys.executable, "-m", "palimpsest.cli", "--path", str(mem), "serve", "--host",
-            "127.0.0.1", "--port", str(port), "--no-consolidate", *extra]  # fmt: skip
-    out = log.open("wb")
-    proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
-    wait_healthy(proc, base)  # type: ignore[arg-type]
-    return proc, base
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
-        proc.kill()
-        proc.wait(timeout=30)
-        raise AssertionError("server did not stop on SIGINT") from None
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("ui-browser")
@@ -95,116 +63,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     reader, _ = create_token(tokens, namespaces=["default"], rights="read")
     other, _ = create_token(tokens, namespaces=["other"])
     log = root / "serve.log"
-    proc, base = _serve(root / "mem", log, "--tokens", str(tokens))
+    proc, base = serve(root / "mem", log, "--tokens", str(tokens))
     try:
         yield Server(base, ids, writer, reader, other, log)
     finally:
-        _stop(proc)
+        stop(proc)
     assert "Traceback" not in log.read_text(encoding="utf-8", errors="replace")
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    where = os.environ.get("PALIMPSEST_SCREENSHOTS")
-    path = Path(where) if where else tmp_path_factory.mktemp("shots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-@dataclass
-class Tab:
-    """One browser context and page, recording every request and every page error."""
-
-    page: Any
-    context: Any
-    base: str
-    requests: list[Any] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def go(self, path: str) -> None:
-        self.page.goto(self.base + path)
-
-    def text(self, selector: str) -> str:
-        return str(self.page.locator(selector).inner_text())
-
-    def outside(self) -> list[str]:
-        """Requests to any host but 127.0.0.1 (blob: and data: URLs are local)."""
-        bad = []
-        for r in self.requests:
-            url = r.url[5:] if r.url.startswith("blob:") else r.url
-            if url.startswith("data:"):
-                continue
-            if urlsplit(url).hostname != "127.0.0.1":
-                bad.append(r.url)
-        return bad
-
-
-OpenTab = Callable[..., Tab]
-
-
-@pytest.fixture
-def open_tab(browser: Any, server: Server) -> Iterator[OpenTab]:
-    tabs: list[Tab] = []
-
-    def make(token: str | None = None, *, base: str | None = None, bypass_csp: bool = False) -> Tab:
-        context = browser.new_context(
-            viewport={"width": 1280, "height": 900}, bypass_csp=bypass_csp
-        )
-        if token is not None:
-            context.add_init_script(f"sessionStorage.setItem('palimpsest.token', {token!r})")
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        tab = Tab(page, context, base or server.base)
-        page.on("request", lambda r: tab.requests.append(r))
-        page.on("pageerror", lambda e: tab.errors.append(str(e)))
-        page.on("console", lambda m: tab.errors.append(m.text) if m.type == "error" else None)
-        tabs.append(tab)
-        return tab
-
-    yield make
-    for tab in tabs:
-        outside = tab.outside()
-        errors = [e for e in tab.errors if "status of 40" not in e]  # expected refusals
-        tab.context.close()
-        assert not outside, f"requests left 127.0.0.1: {outside}"
-        assert not errors, f"page errors: {errors}"
-
-
-def axe_serious(tab: Tab) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations on the page as it stands."""
-    tab.page.add_script_tag(path=str(AXE))
-    found: list[dict[str, Any]] = tab.page.evaluate(
-        """async () => {
-            const r = await axe.run(document, {resultTypes: ["violations"]});
-            return r.violations.filter(v => ["serious", "critical"].includes(v.impact))
-              .map(v => ({id: v.id, impact: v.impact, help: v.help,
-                          nodes: v.nodes.slice(0, 5).map(n => n.target.join(" "))}));
-        }"""
-    )
-    return found
-
-
-def rows(tab: Tab, predicate: str) -> list[tuple[str, str, str]]:
-    out: list[tuple[str, str, str]] = tab.page.eval_on_selector_all(
-        f'#timelines section[data-predicate="{predicate}"] li.row',
-        "els => els.map(e => [e.dataset.object, e.dataset.status, e.dataset.window])",
-    )
-    return [tuple(r) for r in out]  # type: ignore[misc]
-
-
-def believed(tab: Tab, predicate: str) -> list[str]:
-    out: list[str] = tab.page.eval_on_selector_all(
-        f'#believed li[data-predicate="{predicate}"]', "els => els.map(e => e.dataset.object)"
-    )
-    return out
+def base(server: Server) -> str:
+    return server.base
 
 
 # --- signing in ----------------------------------------------------------------------------------
@@ -577,78 +446,3 @@ def test_docs_and_redoc_render_from_this_server_alone(open_tab: OpenTab, server:
         "() => document.body.innerText.includes('/v1/neighbourhood')", timeout=SLOW_MS
     )
     assert "Palimpsest" in tab.page.title()
-
-
-# --- without a tokens file: loopback only, and no forged writes ----------------------------------
-@pytest.fixture(scope="module")
-def loopback(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
-    root = tmp_path_factory.mktemp("ui-loopback")
-    with Memory.open(root / "mem", extractor=None, embedder=None) as mem:
-        fact = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
-    proc, base = _serve(root / "mem", root / "serve.log")
-    try:
-        yield base, fact.id, root
-    finally:
-        _stop(proc)
-
-
-def test_without_tokens_the_dashboard_needs_no_sign_in(
-    open_tab: OpenTab, loopback: tuple[str, str, Path]
-) -> None:
-    base, _, _ = loopback
-    tab = open_tab(base=base)
-    tab.go("/ui/entity/user")
-    tab.page.wait_for_selector("#timelines li.row")
-    assert rows(tab, "lives_in") == [("Sydney", "current", "2024-06-01 → open")]
-    assert tab.page.locator("form.signin").count() == 0
-
-
-def test_a_page_on_another_site_cannot_change_anything(
-    open_tab: OpenTab, loopback: tuple[str, str, Path]
-) -> None:
-    base, fact, root = loopback
-    target = f"{base}/v1/facts/{fact}:retract"
-    site = root / "site"
-    site.mkdir(exist_ok=True)
-    # a form POST and a no-cors fetch are "simple" requests: a browser sends them
-    # cross-site without asking first, and without tokens no credential is needed
-    (site / "attack.html").write_text(
-        f'<!doctype html><title>attack</title><form id="f" method="post" action="{target}">'
-        '<input name="reason" value="forged"></form><script>'
-        f'fetch("{target}", {{method: "POST", mode: "no-cors", body: "{{}}"}})'
-        '.finally(() => document.getElementById("f").submit());</script>',
-        encoding="utf-8",
-    )
-    handler = partial(SimpleHTTPRequestHandler, directory=str(site))
-    other = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=other.serve_forever, daemon=True)
-    thread.start()
-    try:
-        tab = open_tab(base=base)
-        # another origin (localhost, another port) on this same machine
-        tab.page.goto(f"http://localhost:{other.server_address[1]}/attack.html")
-        tab.page.wait_for_url(target)
-        assert "may not use this API" in tab.page.inner_text("body")
-        tab.requests.clear()  # localhost is this machine, but not 127.0.0.1 by name
-    finally:
-        other.shutdown()
-        thread.join(timeout=10)
-    r = httpx.get(f"{base}/v1/facts", params={"subject": "user"}, timeout=30.0)
-    assert [f["object"] for f in r.json()["items"]] == ["Sydney"]  # not retracted
-    assert r.json()["items"][0]["status"] == "current"
-
-
-def test_a_rebound_host_name_is_refused(browser: Any, loopback: tuple[str, str, Path]) -> None:
-    base, _, _ = loopback
-    port = urlsplit(base).port
-    # DNS rebinding: a name of the attacker's that now resolves to this machine
-    rule = "--host-resolver-rules=MAP rebound.test 127.0.0.1"
-    b = browser.browser_type.launch(executable_path=CHROMIUM, args=[*FLAGS, rule])
-    try:
-        page = b.new_page()
-        page.goto(f"http://rebound.test:{port}/ui/")
-        assert "serves loopback clients only" in page.inner_text("body")
-        page.goto(f"{base}/ui/")  # by its own name it is served
-        page.wait_for_selector("#main h1")
-    finally:
-        b.close()
