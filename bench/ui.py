@@ -258,7 +258,8 @@ def main() -> None:
               "when": datetime.now(UTC).isoformat(), "results": result}  # fmt: skip
     for k, v in result.items():
         print(f"{k:<22} {v}")
-    out = Path(__file__).parent / "results" / f"ui-{args.facts // 1000}k-{datetime.now(UTC):%Y-%m-%d}.json"
+    name = f"ui-{args.facts // 1000}k-{datetime.now(UTC):%Y-%m-%d}.json"
+    out = Path(__file__).parent / "results" / name
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
     print(f"-> {out}")
