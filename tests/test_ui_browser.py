@@ -269,7 +269,9 @@ def test_review_lists_quarantine_reports_merges_and_changes(
     assert "Dr Okafor" in tab.text("#merges") and "Unmerge" in tab.text("#merges")
     tab.page.wait_for_selector("#changes-out .change-group")
     assert "learned" in tab.text("#changes-out") and "analytics lead" in tab.text("#changes-out")
-    tab.page.screenshot(path=str(shots / "ui-review.png"), full_page=False)
+    tab.page.evaluate("() => window.scrollTo(0, 0)")
+    top = {"x": 0, "y": 0, "width": 1280, "height": 1400}
+    tab.page.screenshot(path=str(shots / "ui-review.png"), full_page=True, clip=top)
 
 
 def test_promote_and_reject_change_what_the_api_returns(open_tab: OpenTab, server: Server) -> None:
