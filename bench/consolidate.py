@@ -15,9 +15,18 @@ for each measurement so every run starts from the same state:
   on `works_at` between tool sources (contested), 100 user corrections on `age`
   (reconciled), 100 quarantined tool claims each corroborated from a second
   session (promoted);
-* episodes: `remember_many` with extraction and embeddings off, N turns over
-  N/20 sessions, 2% repeated verbatim in another session (dedupe), a third of
-  low importance (decay: the run's clock is 400 days after the build).
+* episodes: `remember_many` with extraction off, N turns over N/20 sessions, 2%
+  repeated verbatim in another session (dedupe by text), 1% repeated with one
+  word added (dedupe by episode vectors), a third of low importance (decay: the
+  run's clock is 400 days after the build); 20 pairs of names spelled apart
+  ("Harbour"/"Harbor": merged by name vectors).
+
+By default (`--embedder minilm`, what users get) the memory is built and
+consolidated with MiniLM loaded: episodes get their vectors at `remember`, names
+and statements from the embedding worker (drained before the build ends), so the
+vector near-copy dedupe and the name-vector merge run. `--embedder none` is the
+configuration runs before issue 18 measured (no vectors: neither runs), labelled
+as such; each has its own cache.
 
 Measured: `Memory.consolidate()` on the fresh copy (full: no watermark yet),
 then again right after (incremental: nothing changed, so nothing to do).
@@ -44,7 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from core import K0, Clock, Generator, fact_count
+from core import BATCH, K0, Clock, Generator, fact_count
 
 from palimpsest import Memory
 
@@ -52,18 +61,31 @@ HERE = Path(__file__).resolve().parent
 EPISODE_BATCH = 5_000
 
 
-def build(path: Path, episodes: int, versions: int) -> dict[str, Any]:
+def _embedder(name: str) -> Any:
+    if name == "none":
+        return None
+    from palimpsest.recall import SentenceTransformerEmbedder
+
+    emb = SentenceTransformerEmbedder()
+    emb.embed(["load the model"])  # loaded, as in a process that has recalled
+    return emb
+
+
+def build(path: Path, episodes: int, versions: int, embedder: str) -> dict[str, Any]:
     clock = Clock(K0)
     rng = random.Random(7)
     t0 = time.perf_counter()
-    with Memory.open(path, clock=clock, extractor=None, embedder=None) as mem:
+    emb = _embedder(embedder)
+    with Memory.open(path, clock=clock, extractor=None, embedder=emb) as mem:
         gen = Generator()
-        while fact_count(mem) < versions:
+        while (have := fact_count(mem)) < versions:
             clock.advance(timedelta(minutes=10))
-            mem.assert_many(gen.batch())
+            # calls of the import's size, or what reaching `versions` still needs
+            mem.assert_many(gen.batch(max(100, min(BATCH, int((versions - have) / 1.4) + 1))))
             print(f"  .. {fact_count(mem):,} versions", flush=True)
         clock.advance(timedelta(minutes=10))
         mem.assert_many(_step_work(rng))
+        mem.assert_many(_spelled_apart())
         for n, (ep, ev) in enumerate(_corroborations(mem, rng)):
             mem.assert_fact(
                 f"person-{n:07d}", "likes", "topic-corroborated", author_kind="tool",
@@ -76,6 +98,10 @@ def build(path: Path, episodes: int, versions: int) -> dict[str, Any]:
             mem.remember_many([_turn(done + i, rng) for i in range(n)])
             done += n
             print(f"  .. {done:,} episodes", flush=True)
+        t_drain = time.perf_counter()
+        mem._embed.drain()  # every name and statement vector stored, as after an idle while
+        drain_s = time.perf_counter() - t_drain
+        worker = mem._embed.status()
         stats = mem.stats()
     return {
         "seconds": round(time.perf_counter() - t0, 1),
@@ -83,7 +109,24 @@ def build(path: Path, episodes: int, versions: int) -> dict[str, Any]:
         "versions": stats.versions,
         "assertions": stats.assertions,
         "entities": stats.entities,
+        "embedder": embedder,
+        "worker_drain_at_end_s": round(drain_s, 1),
+        "worker": worker,
     }
+
+
+HARBOURS = ("Harbour", "Harbor")
+
+
+def _spelled_apart() -> list[dict[str, Any]]:
+    """20 pairs of names one spelling apart (different keys): only name vectors can
+    tell the merge step they are one."""
+    items = []
+    for i in range(20):
+        for spelling in HARBOURS:
+            name = f"Blue {spelling} Bakery {i + 1}"
+            items.append({"subject": name, "predicate": "located_in", "object": f"town-{i}"})
+    return items
 
 
 def _step_work(rng: random.Random) -> list[dict[str, Any]]:
@@ -120,10 +163,15 @@ def _corroborations(mem: Memory, rng: random.Random) -> list[tuple[str, str]]:
 
 def _turn(i: int, rng: random.Random) -> dict[str, Any]:
     session = f"s{i // 20}"
-    if rng.random() < 0.02 and i > 100:  # a verbatim repeat in another session
+    x = rng.random()
+    if x < 0.02 and i > 100:  # a verbatim repeat in another session
         j = rng.randrange(i - 100, i)
         text = f"turn {j}: something worth remembering about topic {j % 977} and more"
         session = f"s{i // 20}-again"
+    elif x < 0.03 and i > 100:  # a repeat with a word added: only vectors see it
+        j = rng.randrange(i - 100, i)
+        text = f"turn {j}: something worth remembering about topic {j % 977} and more too"
+        session = f"s{i // 20}-near"
     else:
         text = f"turn {i}: something worth remembering about topic {i % 977} and more"
     return {
@@ -135,7 +183,7 @@ def _turn(i: int, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def measure(cache: Path, work: Path) -> dict[str, Any]:
+def measure(cache: Path, work: Path, embedder: str) -> dict[str, Any]:
     if work.exists():
         shutil.rmtree(work)
     t0 = time.perf_counter()
@@ -143,7 +191,8 @@ def measure(cache: Path, work: Path) -> dict[str, Any]:
     copy_s = time.perf_counter() - t0
     run_clock = Clock(K0 + timedelta(days=400, hours=12, minutes=34))  # off midnight
     t0 = time.perf_counter()
-    mem = Memory.open(work, clock=run_clock, extractor=None, embedder=None)
+    emb = _embedder(embedder)
+    mem = Memory.open(work, clock=run_clock, extractor=None, embedder=emb)
     open_s = time.perf_counter() - t0
     base_versions = fact_count(mem)
     t0 = time.perf_counter()
@@ -165,6 +214,11 @@ def measure(cache: Path, work: Path) -> dict[str, Any]:
         "versions": base_versions,
         "full_s": round(full_s, 2),
         "full_counts": full.counts,
+        # what only vectors found: near copies by episode cosine, names by name cosine
+        "dedupe_by_vectors": sum("cosine" in c.reason for c in full.changes),
+        "merged_by_name_vectors": sum(
+            c.action == "merged" and "similar" in c.reason for c in full.changes
+        ),
         "noop_s": round(noop_s, 3),
         "noop_summary": noop.summary,
         "noop_ratio_to_baseline": round(noop_s / max(baseline_s, 1e-6), 1),
@@ -178,8 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="where the built memory is kept")
     ap.add_argument("--rebuild", action="store_true", help="build the memory again")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--embedder",
+        choices=("minilm", "none"),
+        default="minilm",
+        help="'none': no vectors (no vector dedupe, no name-vector merge), as before issue 18",
+    )
     args = ap.parse_args(argv)
-    name = f"consolidate-{args.episodes}-{args.versions}"
+    name = f"consolidate-{args.episodes}-{args.versions}-{args.embedder}"
     cache = args.cache or Path(tempfile.gettempdir()) / "palimpsest-bench" / name
     built: dict[str, Any] | None = None
     if args.rebuild and cache.exists():
@@ -190,13 +250,14 @@ def main(argv: list[str] | None = None) -> int:
         tmp.parent.mkdir(parents=True, exist_ok=True)
         if tmp.exists():
             shutil.rmtree(tmp)
-        built = build(tmp, args.episodes, args.versions)
+        built = build(tmp, args.episodes, args.versions, args.embedder)
         tmp.rename(cache)
     with tempfile.TemporaryDirectory(prefix="palimpsest-bench-") as d:
-        result = measure(cache, Path(d) / "mem")
+        result = measure(cache, Path(d) / "mem", args.embedder)
     result.update(
         episodes=args.episodes,
         target_versions=args.versions,
+        embedder=args.embedder,
         built=built,
         loadavg=Path("/proc/loadavg").read_text().split()[:3],
         cpus=os.cpu_count(),

@@ -63,7 +63,6 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
         mem._embed.drain()
         batches_lag = time.perf_counter() - t0
         batches_total = time.perf_counter() - t_batches
-        queue = mem._embed.queue
     return {
         "assert_fact_ms_p50": 1000 * statistics.median(lat),
         "assert_fact_ms_p95": 1000 * sorted(lat)[int(0.95 * (len(lat) - 1))],
@@ -73,7 +72,7 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
         "singles_with_vectors_per_s": singles / singles_total,
         "batches_vectors_lag_s": batches_lag,
         "batches_with_vectors_per_s": batches * batch / batches_total,
-        "notes_left_to_backfill": float(queue.dropped),
+        **{f"worker_{k}": float(v) for k, v in mem._embed.status().items()},
     }
 
 

@@ -15,18 +15,9 @@ import pytest
 
 from palimpsest import Memory
 from palimpsest.api.address import ADDRESS_FILE, read_address, remove_address, write_address
-from palimpsest.cli import main
 
+from .layers import run_cli
 from .test_api_serve import SHUTDOWN_S, free_port, wait_healthy
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main([*argv])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    code = e.value.code if isinstance(e.value.code, int) else 1
-    return code, out, err
 
 
 @contextmanager

@@ -178,7 +178,10 @@ def test_a_summary_of_earlier_turns_confirms_but_adds_nothing(mem: Memory, clock
     )
     clock.tick()
     report = mem.consolidate()
-    assert report.counts.get("confirmed", 0) <= 1 and "promoted" not in report.counts
+    # the summary's claim is confirmed by the user's own, once, and promotes nothing
+    assert report.counts == {"confirmed": 1}, report.counts
+    [change] = report.changes
+    assert change.step == "promote" and "already holds it" in change.reason
     assert active(mem, "user", "lives_in") == ["Oslo"]
     assert len(mem.facts("user", "lives_in", valid_at="2025-01-01T00:00:00Z")) == 1
 

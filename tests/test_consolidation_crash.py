@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,18 +19,28 @@ from palimpsest.graph import ConsolidationStore
 from .conftest import Clock
 
 V = "2025-01-01T00:00:00Z"
-# The child pauses in the step hook (between steps and merges) so a kill can land
-# anywhere in a run that would otherwise finish in a blink; the pause lives here only.
+# The child reports each point its run reaches (the runner's hook: between steps and
+# merges), so the parent kills it once it has reached the point it picked: either
+# paused there (the kill lands between two writes) or running on (it lands in the
+# next step's work). The pause and the reports live here only.
 CHILD = """
 import os, sys, time
 from palimpsest import Memory
 
-pause = float(os.environ.get("CONSOLIDATE_PAUSE", "0"))
+stop_at = int(os.environ.get("CONSOLIDATE_PAUSE_AT", "0"))  # 0: never pause
+reached = 0
+
+def hook(step):
+    global reached
+    reached += 1
+    print("at", step, flush=True)
+    if reached == stop_at:
+        time.sleep(600)  # the parent kills it here
+
 with Memory.open(sys.argv[1], embedder=None, extractor=None) as m:
-    if pause:
-        m._consolidation.hook = lambda step: time.sleep(pause)
+    m._consolidation.hook = hook
     print("open", flush=True)
-    print(m.consolidate().summary, flush=True)
+    print("done", m.consolidate().summary, flush=True)
 """
 
 
@@ -68,8 +77,8 @@ def build(path: Path) -> None:
         )  # fmt: skip
 
 
-def child(path: Path, pause: float) -> subprocess.Popen[str]:
-    env = {**os.environ, "CONSOLIDATE_PAUSE": str(pause), "HF_HUB_OFFLINE": "1"}
+def child(path: Path, pause_at: int) -> subprocess.Popen[str]:
+    env = {**os.environ, "CONSOLIDATE_PAUSE_AT": str(pause_at), "HF_HUB_OFFLINE": "1"}
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, str(path)],
         stdout=subprocess.PIPE,
@@ -78,6 +87,16 @@ def child(path: Path, pause: float) -> subprocess.Popen[str]:
         env=env,
         cwd=Path(__file__).resolve().parent.parent,
     )
+
+
+def hook_points(template: Path, scratch: Path) -> list[str]:
+    """The points an uninterrupted run passes, on a copy of the template."""
+    shutil.copytree(template, scratch)
+    seen: list[str] = []
+    with Memory.open(scratch, embedder=None, extractor=None) as m:
+        m._consolidation.hook = seen.append
+        m.consolidate()
+    return seen
 
 
 def finish(path: Path) -> str:
@@ -120,23 +139,32 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
     assert ("my sister", "Mira", True) in want["merges"] and len(want["merges"]) == 7
     assert any(f[-1] == "contested" for f in want["facts"])
 
+    points = hook_points(template, tmp_path / "count")
+    assert len(points) > 8, points  # steps and merges: room for kills at many places
+
     rng = random.Random(5)
     victim = tmp_path / "victim"
     shutil.copytree(template, victim)
     killed = 0
-    for _ in range(4):
-        proc = child(victim, 0.08)
+    for round_ in range(4):
+        at = rng.randrange(1, len(points))  # the point to kill at (a rerun has no more)
+        proc = child(victim, at if round_ % 2 == 0 else 0)  # paused there, or running on
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "open"
-        time.sleep(rng.uniform(0.0, 1.0))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            killed += 1
-        proc.wait(timeout=60)
+        reached = 0
+        for line in proc.stdout:
+            if line.startswith("done"):
+                break  # a rerun with less left to do finished first
+            reached += line.startswith("at ")
+            if reached == at:
+                proc.send_signal(signal.SIGKILL)
+                killed += 1
+                break
+        proc.wait(timeout=120)
         proc.stdout.close()
         assert proc.stderr is not None
         proc.stderr.close()
-    assert killed >= 2  # the run really was interrupted, more than once
+    assert killed >= 2  # the run really was interrupted, more than once (paused rounds)
     finish(victim)
     assert state(victim) == want
 

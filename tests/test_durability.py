@@ -1,4 +1,5 @@
-"""Every acknowledged write survives SIGKILL at a random moment."""
+"""Every acknowledged write survives SIGKILL at a random moment (after a random number
+of acknowledgements, while the writer goes on writing)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
+from typing import IO
 
 from palimpsest import Memory
 
@@ -33,6 +34,30 @@ with Memory.open(path, extractor=None, embedder=None) as mem:
 """
 
 
+def _kill_after_acks(proc: subprocess.Popen[str], want: int) -> list[str]:
+    """SIGKILL the writer once it has acknowledged `want` writes (the state the round
+    needs), while it goes on writing, not after a guessed time; every line it printed."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    arrived = threading.Condition()
+
+    def read(out: IO[str]) -> None:
+        for line in out:
+            with arrived:
+                lines.append(line)
+                arrived.notify_all()
+
+    reader = threading.Thread(target=read, args=(proc.stdout,), daemon=True)
+    reader.start()
+    with arrived:  # the timeout only keeps a wedged writer from hanging the suite
+        arrived.wait_for(lambda: len(lines) >= want or proc.poll() is not None, 600)
+    assert proc.poll() is None and len(lines) >= want, "the writer stopped or stalled"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    reader.join(timeout=10)
+    return lines
+
+
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     path = tmp_path / "mem"
     acked: set[int] = set()
@@ -45,14 +70,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-        assert proc.stdout is not None
-        lines: list[str] = []
-        reader = threading.Thread(target=lines.extend, args=(proc.stdout,), daemon=True)
-        reader.start()
-        time.sleep(rng.uniform(1.5, 4.0))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        reader.join(timeout=10)
+        lines = _kill_after_acks(proc, rng.randint(5, 120))
         for line in (ln for ln in lines if ln.endswith("\n")):  # a torn last line is not an ack
             if line.strip():
                 acked.update(int(x) for x in line.split())

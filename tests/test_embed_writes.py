@@ -398,3 +398,66 @@ def test_vector_lookups_by_seek_and_by_scan_agree(tmp_path: Path, clock: Clock) 
                 i = ids.index(k)
                 assert np.array_equal(w, whole[i]) and np.array_equal(a, nosubj[i])
             assert es.statement_ids(keys) == set(keys[:-1])
+
+
+def test_a_bulk_import_beyond_the_queue_gets_every_vector(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What does not fit the queue is spilled to the worker's backfill, not dropped:
+    after `drain` every name and statement has its vector, in passes of SPILL_PASS."""
+    from palimpsest.recall import embed_worker
+
+    monkeypatch.setattr(embed_worker, "QUEUE_MAX", 10)
+    monkeypatch.setattr(embed_worker, "SPILL_PASS", 7)
+    emb = Gated()
+    with _open(tmp_path / "m", clock, emb) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        assert emb.entered.wait(30)  # the worker is held in the model: the queue fills
+        names = [f"P{i}" for i in range(40)]
+        _likers(m, names)
+        held = m._embed.status()
+        assert held["queued"] == 10 and held["spilled"] == 71 and held["backfill_pending"] == 1
+        emb.gate.set()
+        assert set(_names(m)) == {"Mira", "Sydney", "jazz", *names}
+        assert _statements(m) == {
+            _key("Mira", "lives_in", "Sydney"),
+            *(_key(n, "likes", "jazz") for n in names),
+        }
+        done = m._embed.status()
+        assert done["queued"] == 0 and done["backfill_pending"] == 0
+        assert done["backfilled"] >= 71 - 10  # the backfill stored what the queue could not
+        assert m.reindex()["statements_embedded"] == 0  # nothing left to reindex
+
+
+def test_close_with_a_backfill_pending_says_so(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`close` finishes the queue, not the backfill: it says what it leaves to
+    `palimpsest reindex`, in a warning and in `status()`, and reindex fills it."""
+    from palimpsest.recall import embed_worker
+
+    monkeypatch.setattr(embed_worker, "QUEUE_MAX", 10)
+    emb = Gated()
+    path = tmp_path / "m"
+    m = _open(path, clock, emb)
+    m.assert_fact("Mira", "lives_in", "Sydney")
+    assert emb.entered.wait(30)
+    _likers(m, [f"P{i}" for i in range(40)])
+    closing = threading.Thread(target=m.close)
+    closing.start()
+    queue = m._embed.queue
+    with queue.cond:  # wait until close has asked the worker to stop, then let it run
+        assert queue.cond.wait_for(lambda: queue.stop, timeout=30)
+    emb.gate.set()
+    closing.join(60)
+    assert not closing.is_alive()
+    status = m._embed.status()
+    assert status["queued"] == 0 and status["backfill_pending"] == 1
+    assert status["backfilled"] == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("still to embed in default" in w and "reindex" in w for w in warned), warned
+    with _open(path, clock, HashingEmbedder()) as m:
+        stored = len(_statements(m))
+        assert 0 < stored < 41  # the queue's share, not the rest
+        assert m.reindex()["statements_embedded"] == 41 - stored
+        assert len(_statements(m)) == 41

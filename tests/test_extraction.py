@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -63,6 +62,9 @@ def _load_eval() -> ModuleType:
 
 
 def test_gold_set_meets_targets(ex: SpacyExtractor) -> None:
+    """A regression gate on a TUNED set, not an estimate of quality: all 418 rows, of
+    which the dev rows (283) were written alongside the rules and the holdout2 rows
+    (53) were tuned on later. The untuned estimate is the holdout split, below."""
     bench = _load_eval()
     report = bench.evaluate(extractor=ex)
     summary = bench.format_report(report)
@@ -76,6 +78,24 @@ def test_gold_set_meets_targets(ex: SpacyExtractor) -> None:
     assert report.precision >= 0.97, summary
     assert report.recall >= 0.93, summary
     assert report.time_agreement >= 0.95, summary
+
+
+def test_holdout_split_meets_the_issue_targets(ex: SpacyExtractor) -> None:
+    """The holdout split (82 rows) was not tuned on: the issue's targets, not today's
+    numbers minus a margin. One row (line 337, "I switched from Android to iPhone")
+    was relabelled after a rule change on 2026-11-30 to add "uses Android: end", the
+    convention dev rows already followed ("moved from Boston to Chicago" ends
+    Boston); the label is kept as right, but that row is no longer unseen. With its
+    original label the split scored P 0.973 / R 0.947 when this test was written,
+    with the relabelled one P 0.986 / R 0.947 (the extractor's end was a false fact
+    before): the relabel flatters precision by about 0.014."""
+    bench = _load_eval()
+    report = bench.evaluate(extractor=ex, split="holdout")
+    summary = bench.format_report(report)
+    assert report.rows == 82
+    assert report.nothing_facts == 0, summary
+    assert report.precision >= bench.TARGET_PRECISION, summary
+    assert report.recall >= bench.TARGET_RECALL, summary
 
 
 def test_gold_file_shape() -> None:
@@ -313,28 +333,40 @@ def test_empty_and_whitespace(ex: SpacyExtractor) -> None:
         assert e.facts == () and e.entities == () and e.decision is None
 
 
-def test_one_megabyte_is_refused_quickly(ex: SpacyExtractor) -> None:
-    started = time.perf_counter()
+def test_one_megabyte_is_refused_before_parsing() -> None:
+    """Refused by its length, before spaCy sees it (parsing 1 MB takes minutes): an
+    extractor whose pipeline raises if called refuses it the same way."""
+
+    class NoParse:
+        def pipe(self, *a: object, **k: object) -> object:
+            raise AssertionError("the text reached the parser")
+
+        def __call__(self, *a: object, **k: object) -> object:
+            raise AssertionError("the text reached the parser")
+
+    guarded = SpacyExtractor(nlp=NoParse())
     with pytest.raises(TextTooLargeError) as info:
-        ex.extract("I live in Oslo. " * 65_536, occurred_at=REF)
+        guarded.extract("I live in Oslo. " * 65_536, occurred_at=REF)
     assert isinstance(info.value, ValueError)
-    assert time.perf_counter() - started < 1
+    assert "1048576 characters" in str(info.value)
 
 
-def test_100kb_finishes_in_reasonable_time(ex: SpacyExtractor) -> None:
-    text = ("I moved to Oslo in 2019 and my sister Mira works at Siemens. Do you like it? " * 1400)[
-        :100_000
-    ]
-    started = time.perf_counter()
+def test_100kb_is_read_to_its_end(ex: SpacyExtractor) -> None:
+    """The whole 100 KB is read (how long it takes is bench/extraction_eval.py's): a
+    fact in its first sentence and one only in its last are both found."""
+    body = "I moved to Oslo in 2019 and my sister Mira works at Siemens. Do you like it? " * 1400
+    text = body[: 100_000 - 40].rsplit(".", 1)[0] + ". My brother Tom works at Initech."
+    assert 99_000 < len(text) <= 100_000
     e = ex.extract(text, occurred_at=REF)
-    assert time.perf_counter() - started < 90
     assert ("Mira", "works_at", "Siemens", "assert") in triples(e)
+    assert ("Tom", "works_at", "Initech", "assert") in triples(e)
 
 
-def test_binary_garbage_does_not_crash(ex: SpacyExtractor) -> None:
+def test_binary_garbage_yields_nothing(ex: SpacyExtractor) -> None:
     garbage = bytes(range(256)).decode("latin-1") * 8 + "\ud800\x00\ufffe"
     e = ex.extract(garbage, occurred_at=REF)
     assert isinstance(e, Extraction)
+    assert e.facts == (), e.facts
 
 
 def test_mixed_scripts_and_emoji(ex: SpacyExtractor) -> None:

@@ -142,11 +142,12 @@ def test_invalid_calendar_dates_are_ignored() -> None:
     assert resolve_time("on February 30, 2024", TUE) is None
 
 
-def test_long_text_is_fast() -> None:
-    import time
-
-    text = "I moved to Oslo in 2019 and worked there until March 2021. " * 2000
-    started = time.perf_counter()
+def test_long_text_finds_every_mention_in_place() -> None:
+    """Every mention of a long text is found where it is (its speed is a bench's)."""
+    line = "I moved to Oslo in 2019 and worked there until March 2021. "
+    text = line * 2000
     mentions = find_time_mentions(text)
     assert len(mentions) == 4000
-    assert time.perf_counter() - started < 5
+    texts = [text[m.start : m.end] for m in mentions]
+    assert texts == ["in 2019", "until March 2021"] * 2000, texts[:4]
+    assert mentions[-1].start == len(line) * 1999 + line.index("until March 2021")

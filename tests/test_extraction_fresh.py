@@ -1,4 +1,5 @@
-"""The fresh labelled set and the general fixes its first run pointed at (real spaCy model)."""
+"""The once-fresh labelled sets (tuned on since their first runs) and the general fixes
+those first runs pointed at (real spaCy model)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,12 @@ def ex() -> SpacyExtractor:
         "extraction_gold_fresh3.jsonl",
     ],
 )
-def test_fresh_sets_meet_targets(ex: SpacyExtractor, name: str) -> None:
+def test_once_fresh_sets_now_tuned_meet_targets(ex: SpacyExtractor, name: str) -> None:
+    """A regression gate on TUNED sets: each was fresh (labelled before the extractor
+    saw it) for its first run only, whose scores are the honest estimates
+    (bench/results/extraction-fresh*-untouched-*.txt); the rules were fixed against
+    them since, so passing here says nothing about unseen text. No fresh set gates
+    the suite today."""
     bench = _load_eval()
     report = bench.evaluate(DATA / name, extractor=ex)
     summary = bench.format_report(report, verbose=True)

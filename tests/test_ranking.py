@@ -454,7 +454,10 @@ def test_recall_keeps_near_duplicates_from_filling_the_top_k(tmp_path: Any) -> N
             mem.recall(q, diversity=1.5)
 
 
-def test_diversity_over_http(tmp_path: Any) -> None:
+def test_diversity_through_the_http_routes(tmp_path: Any) -> None:
+    """The recall route's `diversity` parameter, through the real app in process
+    (FastAPI's TestClient: routing, validation, JSON); not a socket: a real uvicorn
+    is started by test_api_serve.py and test_front_end_reads.py."""
     from fastapi.testclient import TestClient
 
     from palimpsest.api import create_app

@@ -229,12 +229,15 @@ def test_as_of_recall_follows_the_move(moved: Memory) -> None:
     assert now[0].kind == "fact" and now[0].status == "current"
     sydney = [h for h in now if h.kind == "episode" and "Sydney" in h.text]
     melbourne = [h for h in now if h.kind == "episode" and "Melbourne" in h.text]
-    assert not melbourne or melbourne[0].status == "ended"
-    assert now[0].evidence == ([sydney[0].episode_id] if sydney else now[0].evidence)
+    # both episodes are found; the one whose fact no longer holds says so
+    assert len(sydney) == 1 and sydney[0].status == "current"
+    assert len(melbourne) == 1 and melbourne[0].status == "ended"
+    assert now[0].evidence == [sydney[0].episode_id]  # the fact rests on the move
 
     then = moved.recall("where does the user live?", valid_at="2023-06-01T00:00:00Z")
-    assert "Melbourne" in then[0].text
-    assert all("Sydney" not in h.text for h in then)
+    assert then[0].kind == "fact" and then[0].text == "user lives in Melbourne"
+    assert [h.status for h in then] == ["current"] * len(then) and len(then) >= 2
+    assert all("Sydney" not in h.text for h in then)  # the move had not happened yet
 
 
 def test_real_embedder_finds_paraphrases_and_abstains(moved: Memory) -> None:

@@ -19,7 +19,7 @@ from palimpsest.transfer import parse_locomo, sniff
 
 from .conftest import Clock, utc
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+LOCOMO_EXCERPT = Path(__file__).resolve().parent / "data" / "locomo" / "locomo-conv-26-s1-2.json"
 SECRET = "ZEBRA-4471-secret"
 
 
@@ -593,13 +593,28 @@ def test_locomo_bad_date_is_refused() -> None:
         parse_locomo(json.dumps(sample))
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
-def test_one_real_locomo_conversation(tmp_path: Path, clock: Clock) -> None:
+def test_a_real_locomo_excerpt(tmp_path: Path, clock: Clock) -> None:
+    """Real LoCoMo data, committed (`tests/data/locomo/`, CC BY-NC 4.0 with its
+    licence): conv-26's first two sessions and the 20 questions answered there.
+    Every turn is imported with its `dia_id` as the source, and recall (words only,
+    no model) finds the questions' evidence: measured 0.80 evidence recall@5 when
+    this test was written (chance: 5 of 35 turns, 0.14). conv-26 is a development
+    conversation, tuned on, so this is a regression check, not a quality claim."""
+    sample = json.loads(LOCOMO_EXCERPT.read_text())
+    [conv] = sample
+    turns = {t["dia_id"] for s in ("session_1", "session_2") for t in conv["conversation"][s]}
     with _open(tmp_path / "m", clock) as mem:
-        out = mem.import_locomo(LOCOMO.read_text(), conversations=["conv-26"])
-        assert out["episodes"] > 300
-        hits = mem.recall("LGBTQ support group", k=5, min_score=0)
-        assert any(h.source and h.source.startswith("D") for h in hits)
+        out = mem.import_locomo(LOCOMO_EXCERPT.read_text())
+        assert out == {"episodes": len(turns), "facts": 0} and len(turns) == 35
+        found = []
+        for q in conv["qa"]:
+            hits = mem.recall(q["question"], k=5, min_score=0)
+            assert hits and {h.source for h in hits} <= turns, q["question"]
+            found.append(sum(e in {h.source for h in hits} for e in q["evidence"]))
+            found[-1] /= len(q["evidence"])
+        lgbtq = mem.recall("When did Caroline go to the LGBTQ support group?", k=5)
+        assert "D1:3" in [h.source for h in lgbtq]  # its evidence turn
+    assert len(found) == 20 and sum(found) / len(found) >= 0.7, found
 
 
 def test_sniffing() -> None:

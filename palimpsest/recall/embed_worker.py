@@ -10,25 +10,38 @@ transaction has committed, the outermost caller hands the notes to a worker thre
 (the model ran ~7x longer than a single assert and throttled bulk writes ~30x when
 it ran in line). The worker embeds batches outside every lock and writes each
 batch's vectors in one short transaction under the memory's lock, skipping what
-was stored meanwhile. `close` finishes the queue; `consolidate` and `reindex` wait
-for it. A fact write never loads the model itself (seconds): the worker starts once
+was stored meanwhile. A text embedded lately is not embedded again (statements
+without their subject, "lives in Oslo", repeat across subjects). A write
+never waits for the model: when a bulk import outruns it (more than `QUEUE_MAX`
+notes waiting), what does not fit is not held in memory but *spilled*: the
+namespace is marked, and once the queue is empty the worker backfills it itself
+(every name and statement of it without a vector, `SPILL_PASS` at a time), so every
+vector is still stored, later. `status()` counts all of it. `consolidate` and
+`reindex` wait until the queue and the backfill are done (`drain`); `close`
+finishes the queue and says, in a warning and in `status()`, what it leaves to
+`palimpsest reindex` (a backfill still to run).
+
+A fact write never loads the model itself (seconds): the worker starts once
 something else has (a recall, a remember); a process that never loads it (the CLI's
 `assert`) leaves its names and statements to the backfill. An erase empties the
-queue and voids the batch in flight (its text may be what was erased). What the
-worker never stores (a crash, a full queue during a bulk import, an erase, a
-process without the model) is only vectors: `reindex` backfills them, and recall
-and merge embed what they find missing.
+queue, voids the batch in flight (its text may be what was erased) and marks the
+namespace for the backfill, which embeds only what is still shown. What the worker
+never stores (a crash, a process without the model, a close with a backfill
+pending) is only vectors: `reindex` backfills them, and recall and merge embed what
+they find missing.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import StoreError
 from ..graph._embeddings import EmbeddingStore
@@ -40,9 +53,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("palimpsest")
 
-QUEUE_MAX = 5_000  # notes waiting for the model; beyond, the backfill's (a bulk import)
+QUEUE_MAX = 5_000  # notes held for the model; beyond, spilled to the worker's backfill
 BATCH = 256  # notes embedded together
+SPILL_PASS = 20_000  # names and statements one backfill pass lists (then it looks again)
+RECENT = 20_000  # texts whose vectors the worker keeps (~30 MB): repeats are not re-embedded
 
+F32 = npt.NDArray[np.float32]
 # (kind, ns, entity id | subject, name | predicate, object)
 _Note = tuple[str, str, str, str, str | None]
 
@@ -57,7 +73,12 @@ class _Queue:
     busy: int = 0
     stop: bool = False
     epoch: int = 0  # bumped by erase: a batch embedded across it is not written
-    dropped: int = 0  # notes left to the backfill (queue full, or erased meanwhile)
+    spill: set[str] = field(default_factory=set)  # namespaces the worker must backfill
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("noted", "spilled", "erased", "unloaded", "backfilled", "texts", "recent"), 0
+        )
+    )
 
 
 class EmbedWorker:
@@ -72,6 +93,9 @@ class EmbedWorker:
         self._todo: list[_Note] = []  # noted by writes not yet committed
         self.queue = _Queue()
         self._embedding_store: EmbeddingStore | None = None
+        self._recent: OrderedDict[str, F32] = OrderedDict()  # the worker's lately embedded
+        self._recent_lock = threading.Lock()
+        self._recent_epoch = 0
 
     def note(
         self,
@@ -115,17 +139,20 @@ class EmbedWorker:
             self._todo = []
             queue = self.queue
             with queue.cond:
+                queue.counts["noted"] += len(todo)
                 room = max(QUEUE_MAX - len(queue.items), 0)
                 if room < len(todo):
-                    # a bulk import outruns the model: the rest waits for the backfill
-                    if not queue.dropped:  # said once
-                        log.warning(
-                            "embedding queue full (%d waiting): names and statements beyond"
-                            " it get vectors from `palimpsest reindex`, and recall and merge"
-                            " embed what they find missing",
+                    # a bulk import outruns the model: what does not fit is found again
+                    # by the worker's backfill once the queue is empty (the write is
+                    # committed, so it is there to find)
+                    if not queue.counts["spilled"]:  # said once
+                        log.info(
+                            "embedding queue full (%d waiting): the rest is backfilled by"
+                            " the worker once it has caught up",
                             len(queue.items),
                         )
-                    queue.dropped += len(todo) - room
+                    queue.counts["spilled"] += len(todo) - room
+                    queue.spill.update(n[1] for n in todo[room:])
                     todo = todo[:room]
                 queue.items.extend(todo)
                 queue.cond.notify_all()
@@ -142,17 +169,26 @@ class EmbedWorker:
     def _work(self) -> None:
         queue = self.queue
         while True:
+            spilled: str | None = None
             with queue.cond:
-                while not queue.items and not queue.stop:
+                while not queue.items and not queue.spill and not queue.stop:
                     queue.cond.wait()
-                if not queue.items:
-                    return  # stopped with nothing left
-                batch = queue.items[:BATCH]
-                del queue.items[:BATCH]
+                if queue.items:
+                    batch = queue.items[:BATCH]
+                    del queue.items[:BATCH]
+                elif queue.spill and not queue.stop:
+                    spilled = min(queue.spill)  # the notes first, then what they spilled
+                    queue.spill.discard(spilled)
+                    batch = []
+                else:
+                    return  # stopped with nothing queued (a pending backfill is reindex's)
                 queue.busy += 1
                 epoch = queue.epoch
             try:
-                self._embed_now(batch, epoch)
+                if spilled is None:
+                    self._embed_now(batch, epoch)
+                else:
+                    self._backfill_spilled(spilled, epoch)
             except Exception:  # the worker must outlive one bad batch: backfill fills it
                 log.exception("embedding %d names and statements failed", len(batch))
             finally:
@@ -160,18 +196,71 @@ class EmbedWorker:
                     queue.busy -= 1
                     queue.cond.notify_all()
 
+    def _backfill_spilled(self, ns: str, epoch: int) -> None:
+        """What a full queue spilled (or an erase emptied): the namespace's names and
+        statements without a vector, listed under the lock, embedded as notes are."""
+        queue = self.queue
+        with self._ctx.lock:
+            if self._closed_store():
+                return
+            es = self.es
+            none: str | None = None
+            todo: list[_Note] = [
+                ("name", ns, i, name, none) for i, name in es.entities_without_names(ns)
+            ][:SPILL_PASS]
+            if len(todo) < SPILL_PASS:
+                have = es.statement_keys_of(ns)
+                for s, p, o in es.statement_rows(ns):
+                    if statement_key(ns, s, p, o) not in have:
+                        todo.append(("statement", ns, s, p, o))
+                        if len(todo) >= SPILL_PASS:
+                            break
+        stored = 0
+        for start in range(0, len(todo), BATCH):
+            with queue.cond:
+                if queue.stop or queue.epoch != epoch:
+                    queue.spill.add(ns)  # closing, or an erase: the rest another time
+                    return
+            done = self._embed_now(todo[start : start + BATCH], epoch)
+            stored += done
+            with queue.cond:
+                queue.counts["backfilled"] += done
+        if len(todo) >= SPILL_PASS and stored:
+            with queue.cond:
+                queue.spill.add(ns)  # more than one pass: look again
+
     def drain(self) -> None:
         """Wait until every noted name and statement has its vector (tests, consolidate,
         reindex and close call it; never while holding the memory's lock, which the
         worker needs to write)."""
         queue = self.queue
-        if queue.items and self._embedder is not None:
+        if (queue.items or queue.spill) and self._embedder is not None:
             self._start(queue)  # asked for: load the model if it must
         with queue.cond:
-            while (queue.items or queue.busy) and queue.thread is not None:
+            while (queue.items or queue.spill or queue.busy) and queue.thread is not None:
                 if not queue.thread.is_alive():
                     break
                 queue.cond.wait(0.5)
+
+    def status(self) -> dict[str, int]:
+        """What the worker was handed and did, and what it still holds: `noted` (names
+        and statements handed over), `spilled` (beyond the queue, left to its backfill),
+        `backfilled` (names and statements its backfill embedded), `erased` (dropped by
+        an erase; what is still shown is backfilled), `unloaded` (left to `reindex` by a
+        process that never loaded the model), `texts` (embedded by the model), `recent`
+        (served from the texts embedded lately); `queued` and `backfill_pending` (the
+        namespaces still to backfill) now.
+
+        >>> mem.assert_many(items); mem._embed.drain(); mem._embed.status()["queued"]
+        0
+        """
+        queue = self.queue
+        with queue.cond:
+            return {
+                **queue.counts,
+                "queued": len(queue.items),
+                "backfill_pending": len(queue.spill),
+            }
 
     def stop(self) -> None:
         """Finish what is queued, then stop the worker (close). With no worker (the
@@ -184,31 +273,43 @@ class EmbedWorker:
                     " vectors come from `palimpsest reindex` (recall embeds them meanwhile)",
                     len(queue.items),
                 )
-                queue.dropped += len(queue.items)
+                queue.counts["unloaded"] += len(queue.items)
                 queue.items.clear()
-            return
-        with queue.cond:
-            queue.stop = True
-            queue.cond.notify_all()
-        queue.thread.join()
-        queue.thread = None
-        queue.stop = False
+        else:
+            with queue.cond:
+                queue.stop = True
+                queue.cond.notify_all()
+            queue.thread.join()
+            queue.thread = None
+            queue.stop = False
+        if queue.spill:
+            log.warning(
+                "closed with names and statements still to embed in %s: `palimpsest"
+                " reindex` stores their vectors (recall and merge embed what they find"
+                " missing meanwhile)",
+                ", ".join(sorted(queue.spill)),
+            )
 
     def forget(self) -> None:
         """Erase: nothing queued before it is embedded any more, and a batch being
         embedded now is not written (its text may be what was erased)."""
         queue = self.queue
         with queue.cond:
-            queue.dropped += len(queue.items)
+            queue.counts["erased"] += len(queue.items) + len(self._todo)
+            # what was queued and is still shown after the erase: the backfill finds it
+            queue.spill.update(n[1] for n in (*queue.items, *self._todo))
             queue.items.clear()
             queue.epoch += 1
+        with self._recent_lock:
+            self._recent.clear()
         self._todo = []
 
-    def _embed_now(self, todo: list[_Note], epoch: int) -> None:
-        """Embed a batch of notes and store the vectors the store does not have yet."""
+    def _embed_now(self, todo: list[_Note], epoch: int) -> int:
+        """Embed a batch of notes and store the vectors the store does not have yet;
+        how many names and statements were stored."""
         emb = self._embedder
         if emb is None:
-            return
+            return 0
         es = self.es
         names: dict[str, tuple[str, str]] = {}
         stmts: dict[str, tuple[str, tuple[str, str]]] = {}
@@ -219,7 +320,7 @@ class EmbedWorker:
                 stmts.setdefault(statement_key(ns, a, b, c), (ns, variants(a, b, c)))
         with self._ctx.lock:
             if self._closed_store():
-                return
+                return 0
             have_names = es.name_ids(list(names))
             have_stmts = es.statement_ids(list(stmts))
         need_names = [e for e in names if e not in have_names]
@@ -227,16 +328,18 @@ class EmbedWorker:
         texts = [names[e][1] for e in need_names]
         texts += [t for k in need_stmts for t in stmts[k][1]]
         if not texts:
-            return
-        unique = sorted(set(texts))
-        vecs = emb.embed(unique)  # outside the lock: writes and recalls go on meanwhile
-        row = {t: i for i, t in enumerate(unique)}
-        m = vecs[[row[t] for t in texts]].astype(np.float32)
+            return 0
+        got = self._vectors(emb, texts, epoch)  # outside the lock: writes go on meanwhile
+        m = np.stack([got[t] for t in texts]).astype(np.float32, copy=False)
         n = len(need_names)
         st = m[n:].reshape(len(need_stmts), 2, m.shape[1])
         with self._ctx.lock:
-            if self._closed_store() or self.queue.epoch != epoch:
-                return  # an erase came in between: the backfill redoes what is still shown
+            if self._closed_store():
+                return 0
+            if self.queue.epoch != epoch:  # an erase came in between: backfill what is shown
+                with self.queue.cond:
+                    self.queue.spill.update(note[1] for note in todo)
+                return 0
             # written meanwhile (merge, reindex): not twice
             have_names = es.name_ids(need_names)
             have_stmts = es.statement_ids(need_stmts)
@@ -259,6 +362,31 @@ class EmbedWorker:
                         )
             except StoreError:
                 log.exception("storing vectors failed; `palimpsest reindex` backfills them")
+                return 0
+            return len(keep) + len(fresh)
+
+    def _vectors(self, emb: Embedder, texts: list[str], epoch: int) -> dict[str, F32]:
+        """text -> vector: the texts embedded lately from memory, the rest by the model.
+        An erase empties the memory (the erased text may be among its keys)."""
+        recent, counts = self._recent, self.queue.counts
+        with self._recent_lock:
+            if self._recent_epoch != epoch:
+                recent.clear()
+                self._recent_epoch = epoch
+            got = {t: v for t in set(texts) if (v := recent.get(t)) is not None}
+        todo = sorted(set(texts) - set(got))
+        vecs = emb.embed(todo) if todo else np.zeros((0, emb.dim), np.float32)
+        fresh = dict(zip(todo, vecs.astype(np.float32, copy=False), strict=True))
+        with self._recent_lock:
+            counts["texts"] += len(todo)
+            counts["recent"] += len(got)
+            if self._recent_epoch == epoch == self.queue.epoch:
+                recent.update(fresh)
+                for t in got:
+                    recent.move_to_end(t)
+                while len(recent) > RECENT:
+                    recent.popitem(last=False)
+        return got | fresh
 
     def _closed_store(self) -> bool:
         return self._ctx.closed or self._ctx.store.db.closed
