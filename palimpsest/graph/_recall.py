@@ -1,14 +1,14 @@
 """Recall storage: episode search text (Kùzu full-text) and episode vectors.
 
     >>> rs = RecallStore(store.db)
-    >>> rs.ensure_index()
-    >>> rs.term_hits("default", "sydney")     # [(episode id, BM25 score), ...]
+    >>> rs.episodes("default")                # what ranking needs of every episode (Arrow)
 
 Every recall Cypher string lives here and in `_vectors.py`. Two tables from migration 2, both keyed
 by episode id and written once (delete + create, never SET; notes §3.2, §6.7):
 `EpisodeText` (the previous turn of the session with this one, plus number
-tokens, under a porter-stemmed FTS index, which recall reproduces in process:
-`recall/_bm25.py`) and `EpisodeEmb` (the turn's vector
+tokens, scored by BM25 in process as Kùzu's porter-stemmed full-text index
+would score it: `recall/_bm25.py`; no such index is kept, and no read runs a
+schema statement) and `EpisodeEmb` (the turn's vector
 and the vector of the turn with its predecessor). Vector search itself is
 exact numpy (`recall/_vectors.py`) below a size threshold; above it, Kùzu's HNSW
 index over generation tables (`graph/_vectors.py`).
@@ -46,16 +46,27 @@ class RecallStore(EmbeddingStore, VectorGenerations):
     """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
     statement vectors come from `EmbeddingStore`."""
 
-    # --- index and model identity -------------------------------------------------------
-    def ensure_index(self) -> None:
-        """Create the full-text index if missing (first open; Kùzu refuses it in a
-        transaction, so migrations cannot). EXPORT/IMPORT compaction keeps it."""
+    # --- the reference full-text index and model identity ---------------------------------
+    def _has_fts_index(self) -> bool:
         rows = self.db.query("CALL SHOW_INDEXES() RETURN index_name AS name")
-        if any(r["name"] == FTS_INDEX for r in rows):
-            return
-        self.db.ddl(
-            f"CALL CREATE_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', ['text'], stemmer := 'porter')"
-        )
+        return any(r["name"] == FTS_INDEX for r in rows)
+
+    def create_reference_index(self) -> None:
+        """Kùzu's own full-text index over the search rows, for tests/test_bm25.py only:
+        the reference the in-process BM25 is checked against. Recall never creates or
+        reads it (DDL, which Kùzu cannot run while other transactions are active)."""
+        if not self._has_fts_index():
+            self.db.ddl(
+                f"CALL CREATE_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', ['text'],"
+                " stemmer := 'porter')"
+            )
+
+    def drop_fts_index(self) -> bool:
+        """Drop the full-text index an older version made, if there is one (at open)."""
+        if not self._has_fts_index():
+            return False
+        self.db.ddl(f"CALL DROP_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}')")
+        return True
 
     def embedder_identity(self) -> str | None:
         rows = self.db.query("MATCH (m:Meta {key: $key}) RETURN m.value AS v", key=META_EMBEDDER)
@@ -148,13 +159,6 @@ class RecallStore(EmbeddingStore, VectorGenerations):
             self.db.query(
                 "UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids[i : i + _BATCH]
             )
-
-    def rebuild_fts_index(self) -> None:
-        """Drop and re-create the full-text index (outside any transaction)."""
-        rows = self.db.query("CALL SHOW_INDEXES() RETURN index_name AS name")
-        if any(r["name"] == FTS_INDEX for r in rows):
-            self.db.ddl(f"CALL DROP_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}')")
-        self.ensure_index()
 
     def namespaces_with_episodes(self) -> list[str]:
         rows = self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
@@ -299,7 +303,8 @@ class RecallStore(EmbeddingStore, VectorGenerations):
         return [str(by.get(w, w)) for w in words]
 
     def term_hits(self, namespace: str, term: str) -> list[tuple[str, float]]:
-        """Kùzu's BM25 of one term against every text of the namespace that holds it.
+        """Kùzu's BM25 of one term against every text of the namespace that holds it,
+        through the index `create_reference_index` makes.
 
         Recall scores words in process (`recall/_bm25.py`, the same scores without a
         query per word); this is the reference it is tested against. Statistics

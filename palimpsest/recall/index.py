@@ -85,14 +85,13 @@ class NamespaceIndex:
 
 
 class RecallIndex:
-    """Every namespace's `NamespaceIndex`, the full-text index flag, and their upkeep."""
+    """Every namespace's `NamespaceIndex`, and their upkeep."""
 
     def __init__(self, ctx: Context, embedder: Embedder | None) -> None:
         self._ctx = ctx
         self.embedder = embedder  # None: recall by words only
         self.rs = RecallStore(ctx.store.db)
         self.indexes: dict[str, NamespaceIndex] = {}
-        self.fts = False  # the full-text index exists (made by the first recall)
         # above this many episodes a namespace searches HNSW (Memory.open(vector_threshold=))
         self.vector_threshold = _vectors.DEFAULT_VECTOR_THRESHOLD
 
@@ -113,7 +112,7 @@ class RecallIndex:
                 del self.indexes[ns]
 
     def warm(self, ns: str) -> None:
-        """Load the namespace's recall cache (episode table, vectors, full-text index) now
+        """Load the namespace's recall cache (episode table, vectors, BM25 postings) now
         rather than at the first recall.
 
         >>> mem.warm_recall()
@@ -138,6 +137,11 @@ class RecallIndex:
         (lazily, per namespace, on the next recall).
         """
         rs = self.rs
+        # Kùzu's full-text index, which the first recall of older versions created:
+        # nothing reads it (BM25 is in process), every write paid for it, and creating
+        # it on a read was DDL that timed out under concurrent writers. Dropped here, at
+        # open, before any reader or writer of this process can be active.
+        rs.drop_fts_index()
         emb = self.embedder
         if emb is None:
             return  # words only; vectors written by other runs are left as they are
@@ -261,11 +265,6 @@ class RecallIndex:
     def index(self, ns: str) -> NamespaceIndex:
         """The namespace's index, loaded on first need, with committed new rows appended."""
         cache = self.indexes
-        if not self.fts:
-            # created on first recall, not at open: it costs ~0.4 s on an empty store,
-            # indexes the rows already written, and cannot run inside a transaction
-            self.rs.ensure_index()
-            self.fts = True
         ix = cache.get(ns)
         if ix is None:
             self.backfill(ns)
