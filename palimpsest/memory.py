@@ -5,12 +5,13 @@
     ...     [f.object for f in mem.facts("user", "lives_in")]
     ['Sydney']
 
-`Memory` opens the store, builds each collaborator with what it uses (below, in
-`__init__`: the one place that shows who depends on whom), resolves the
+`Memory` opens the store, has each collaborator built with what it uses
+(`_wiring.build`: the one place that shows who depends on whom), resolves the
 namespace of each call and hands the call on. Each verb's docstring is its
-owner's: `engine/` (writes, erase, reads, episodes, the vocabulary), `recall/`
-(recall, the embedding worker, reindex), `consolidation/` (the nightly run and
-its steps), `transfer/` (export, restore, importers). See docs/architecture.md.
+owner's: `engine/` (writes, erase, reads, inspection, episodes, the
+vocabulary), `recall/` (recall, the embedding worker, reindex),
+`consolidation/` (the nightly run, its steps, a person's review), `transfer/`
+(export, restore, importers). See docs/architecture.md.
 Every write is one Kùzu transaction stamped with one transaction time K from
 the clock, never earlier than the last one (`engine.context`).
 """
@@ -24,31 +25,20 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import _names as names
 from ._time import Clock, TimeLike, utcnow
-from .consolidation.runner import Consolidator, Step
-from .consolidation.steps.decay import Decay
-from .consolidation.steps.dedupe import Dedupe
-from .consolidation.steps.expire import Expire
-from .consolidation.steps.index import Index
+from ._wiring import build
+from .consolidation.review import Reviewer
+from .consolidation.runner import Consolidator
 from .consolidation.steps.merge import Merge
-from .consolidation.steps.promote import Promote
-from .consolidation.steps.reconcile import Reconcile
-from .consolidation.steps.tools import Decisions, Tools
 from .consolidation.steps.unmerge import Unmerge
-from .engine.asof import AsOf
-from .engine.context import Context
-from .engine.entities import EntityIndex
 from .engine.episodes import Episodes
 from .engine.eraser import Eraser
-from .engine.events import Events
-from .engine.materialise import Materialiser
-from .engine.read_ahead import ReadAhead
+from .engine.inspector import DEFAULT_NODES, Inspector
 from .engine.reader import Reader
 from .engine.rows import UNSET
-from .engine.uses import UseLog
 from .engine.vocabulary import Vocabulary
 from .engine.writer import IMPORT_BATCH, Writer, fact_batches
 from .errors import ValidationError
-from .graph import ConsolidationStore, PredicateLog, Store
+from .graph import Store
 from .models import (
     AuthorKind,
     Cardinality,
@@ -58,15 +48,17 @@ from .models import (
     Entity,
     EntityProfile,
     Episode,
+    Explanation,
     Fact,
     Hit,
+    Neighbourhood,
     Predicate,
+    QuarantinedFact,
     Snapshot,
     Stats,
+    Timeline,
     Tombstone,
 )
-from .recall._facts import FactRecall
-from .recall.embed_worker import EmbedWorker
 from .recall.index import RecallIndex
 from .recall.recaller import Recaller
 from .recall.reindex import Progress, Reindexer
@@ -107,54 +99,14 @@ class Memory:
         embedder: Embedder | None = None,
     ) -> None:
         self._store = store
-        ctx = self._ctx = Context.open(store, clock=clock, namespace=namespace)
-        events = self._events = Events()
-        # --- the bitemporal engine ------------------------------------------------------
-        entities = self._entities = EntityIndex(store)
-        mat = Materialiser(store, entities)
-        vocab = self._vocab = Vocabulary(ctx, log=PredicateLog(store.db), recast=mat.rematerialise)
-        asof = AsOf(store)
-        uses = self._uses = UseLog(ctx)
-        embed = self._embed = EmbedWorker(ctx, embedder, name_of=entities.name_of)
-        writer = self._writer = Writer(
-            ctx, vocab, entities, mat, embed=embed, events=events, ahead=ReadAhead(store)
-        )
-        self._eraser = Eraser(ctx, vocab, entities, mat, uses=uses, embed=embed, events=events)
-        self._reader = Reader(ctx, vocab, entities, asof)
-        # --- recall ---------------------------------------------------------------------
-        index = self._index = RecallIndex(ctx, embedder)
-        facts = FactRecall(store, index.rs, entities, asof, embedder)
-        self._recall = Recaller(ctx, index, facts, uses=uses, embedder=embedder)
-        self._reindexer = Reindexer(ctx, index, embed, embedder)
-        self._episodes = Episodes(ctx, writer, extractor=extractor, index=index, embed=embed)
-        # --- consolidation --------------------------------------------------------------
-        cs = ConsolidationStore(store.db)
-        tools = Tools(ctx, cs, writer, entities, Decisions(ctx, cs))  # the writing steps'
-        self._merge = Merge(tools, vocab=vocab, embed=embed, embedder=embedder, events=events)
-        self._unmerge = Unmerge(tools, events=events)
-        steps: dict[str, Step] = {
-            "dedupe": Dedupe(store, cs, embedder),
-            "merge": self._merge,
-            "reconcile": Reconcile(tools, vocab=vocab, materialiser=mat, events=events),
-            "promote": Promote(tools, vocab=vocab, materialiser=mat),
-            "expire": Expire(cs),
-            "decay": Decay(store, cs, uses),
-        }
-        self._consolidation = Consolidator(
-            ctx, cs, steps=steps, index=Index(ctx, index, embedder), uses=uses, embed=embed
-        )
-        # --- transfer -------------------------------------------------------------------
-        self._exporter = Exporter(ctx, uses=uses, rs=index.rs)
-        self._restorer = Restorer(
-            ctx, vocab, entities, mat, index=index, embed=embed, events=events
-        )
-        self._importers = Importers(ctx, self._episodes)
-        # --- who drops which cache when (engine/events.py) ------------------------------
-        events.on_names_changed(entities.forget)
-        events.on_erased(facts.forget_statements)
-        events.on_erased(index.forget_episodes)
-        events.on_restored(index.drop)
-        events.on_consolidated(asof.forget)
+        p = build(store, clock=clock, namespace=namespace, extractor=extractor, embedder=embedder)
+        self._ctx, self._events, self._entities, self._vocab = p.ctx, p.events, p.entities, p.vocab
+        self._uses, self._embed, self._writer, self._eraser = p.uses, p.embed, p.writer, p.eraser
+        self._reader, self._inspector, self._episodes = p.reader, p.inspector, p.episodes
+        self._index, self._recall, self._reindexer = p.index, p.recall, p.reindexer
+        self._merge, self._unmerge, self._consolidation = p.merge, p.unmerge, p.consolidation
+        self._review = p.review
+        self._exporter, self._restorer, self._importers = p.exporter, p.restorer, p.importers
 
     # --- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -462,6 +414,49 @@ class Memory:
     def namespaces(self) -> list[str]:
         return self._reader.namespaces()
 
+    # --- looking closely (engine/inspector.py) -------------------------------------------
+    @_doc(Inspector.find_entities)
+    def find_entities(
+        self, text: str, *, limit: int = 20, namespace: str | None = None
+    ) -> list[Entity]:
+        return self._inspector.find_entities(self._ns(namespace), text, limit=limit)
+
+    @_doc(Inspector.timeline)
+    def timeline(
+        self,
+        subject: str,
+        predicate: str | None = None,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> Timeline:
+        ns = self._ns(namespace)
+        return self._inspector.timeline(
+            ns, subject, predicate, valid_at=valid_at, known_at=known_at
+        )
+
+    @_doc(Inspector.explain)
+    def explain(
+        self, fact_id: str, *, version_id: str | None = None, namespace: str | None = None
+    ) -> Explanation:
+        return self._inspector.explain(self._ns(namespace), fact_id, version_id=version_id)
+
+    @_doc(Inspector.neighbourhood)
+    def neighbourhood(
+        self,
+        name: str,
+        *,
+        hops: int = 1,
+        limit: int = DEFAULT_NODES,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        namespace: str | None = None,
+    ) -> Neighbourhood:
+        return self._inspector.neighbourhood(
+            self._ns(namespace), name, hops=hops, limit=limit, valid_at=valid_at, known_at=known_at
+        )
+
     # --- recall (recall/) ----------------------------------------------------------------
     @_doc(Recaller.recall)
     def recall(
@@ -531,6 +526,21 @@ class Memory:
     @_doc(Unmerge.unmerge)
     def unmerge(self, merge_id: str, *, namespace: str | None = None) -> ConsolidationChange:
         return self._unmerge.unmerge(self._ns(namespace), merge_id)
+
+    # --- review by a person (consolidation/review.py) ------------------------------------
+    @_doc(Reviewer.quarantined)
+    def quarantined(
+        self, *, limit: int = 100, offset: int = 0, namespace: str | None = None
+    ) -> list[QuarantinedFact]:
+        return self._review.quarantined(self._ns(namespace), limit=limit, offset=offset)
+
+    @_doc(Reviewer.promote)
+    def promote(self, fact_id: str, *, reason: str, namespace: str | None = None) -> Fact:
+        return self._review.promote(self._ns(namespace), fact_id, reason=reason)
+
+    @_doc(Reviewer.reject)
+    def reject(self, fact_id: str, *, reason: str, namespace: str | None = None) -> Fact:
+        return self._review.reject(self._ns(namespace), fact_id, reason=reason)
 
     # --- transfer (transfer/) ------------------------------------------------------------
     @_doc(Exporter.export)

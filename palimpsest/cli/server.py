@@ -72,7 +72,7 @@ def serve_cmd(
         bool, typer.Option("--no-consolidate", help="No scheduled consolidation.")
     ] = False,
 ) -> None:
-    """Serve the HTTP API over the memory (OpenAPI docs at /docs).
+    """Serve the HTTP API and the dashboard (/ui/) over the memory (OpenAPI docs at /docs).
 
     While it runs, the server holds the memory and records its address in the
     directory (server.json): read commands on it go through the server (with
@@ -104,7 +104,8 @@ def serve_cmd(
     )
     if tokens is None and not is_loopback(host):
         note("warning: no --tokens: only loopback clients will be served")
-    note(f"palimpsest: serving {s.path!r} on http://{host}:{port} (docs at /docs)")
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    note(f"palimpsest: serving {s.path!r} on {url} (dashboard at {url}/ui/, docs at /docs)")
     if schedule is not None:
         at = schedule.describe()
         note(f"palimpsest: consolidating daily at {at['at']} {at['timezone']}")

@@ -49,7 +49,7 @@ class Reader:
         self._entities = entities
         self._asof = asof
 
-    def _times(
+    def times(
         self, valid_at: TimeLike | None, known_at: TimeLike | None
     ) -> tuple[datetime, datetime]:
         now = self._ctx.now()
@@ -73,9 +73,9 @@ class Reader:
 
         >>> mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z")
         """
-        v, k = self._times(valid_at, known_at)
+        v, k = self.times(valid_at, known_at)
         rows = self._select(ns, subject, predicate, object, v, k, include_quarantined, limit)
-        return self._facts_from_rows(rows, valid_at=v, known_at=k)
+        return self.facts_from_rows(rows, valid_at=v, known_at=k)
 
     def _select(
         self,
@@ -137,7 +137,7 @@ class Reader:
         # a read needs the versions only; the log is for writes
         return decode(None, row["versions"], slot=row, subject=row["subject"])[1]
 
-    def _facts_from_rows(
+    def facts_from_rows(
         self,
         rows: Iterable[Mapping[str, Any]],
         *,
@@ -181,22 +181,26 @@ class Reader:
         for slot, row in self._store.slot_states(slots).items():
             log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
             retracted = {a["id"]: a["retracted_at"] for a in log}
-            out += self._facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
-            for t in self._store.slot_tombstones(slot):
-                out.append(
-                    Fact(
-                        id=t["id"],
-                        subject=subj.name,
-                        predicate=slot.split("\x1f")[2],
-                        object=None,
-                        recorded_at=t["erased_at"],
-                        status="erased",
-                        namespace=ns,
-                        subject_id=subj.id,
-                        reason=t["reason"],
-                    )
-                )
+            out += self.facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
+            out += self.tombstones(ns, slot, subj)
         return sorted(out, key=lambda f: (f.predicate, f.recorded_at, f.valid_from or MIN_TIME))
+
+    def tombstones(self, ns: str, slot: str, subject: Entity) -> list[Fact]:
+        """A slot's erased assertions as content-free facts (status `erased`)."""
+        return [
+            Fact(
+                id=t["id"],
+                subject=subject.name,
+                predicate=slot.split("\x1f")[2],
+                object=None,
+                recorded_at=t["erased_at"],
+                status="erased",
+                namespace=ns,
+                subject_id=subject.id,
+                reason=t["reason"],
+            )
+            for t in self._store.slot_tombstones(slot)
+        ]
 
     def entity(
         self,
@@ -210,7 +214,7 @@ class Reader:
         ent = self._entities.entity(ns, name, field="name")
         if ent is None:
             raise NotFound(f"no entity named {str(name)[:80]!r}", name=str(name)[:80])
-        v, k = self._times(valid_at, known_at)
+        v, k = self.times(valid_at, known_at)
         then = self._asof.entity(ns, name, ent.id, known_at=k)  # the name before a merge
         if then != ent.id and (row := self._store.entity(then)) is not None:
             ent = entity_model(row)
@@ -220,8 +224,8 @@ class Reader:
             entity=ent,
             valid_at=v,
             known_at=k,
-            outgoing=self._facts_from_rows(out_rows, valid_at=v, known_at=k),
-            incoming=self._facts_from_rows(in_rows, valid_at=v, known_at=k),
+            outgoing=self.facts_from_rows(out_rows, valid_at=v, known_at=k),
+            incoming=self.facts_from_rows(in_rows, valid_at=v, known_at=k),
         )
 
     def entities(self, ns: str) -> list[Entity]:
@@ -236,7 +240,7 @@ class Reader:
         entities: Iterable[str] | None = None,
     ) -> Snapshot:
         """The world model: every believed fact valid at V as known at K, by subject."""
-        v, k = self._times(valid_at, known_at)
+        v, k = self.times(valid_at, known_at)
         if entities is None:
             rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k)
         else:
@@ -248,7 +252,7 @@ class Reader:
                         namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
                     )
         groups: dict[str, list[Fact]] = {}
-        for f in self._facts_from_rows(rows, valid_at=v, known_at=k):
+        for f in self.facts_from_rows(rows, valid_at=v, known_at=k):
             groups.setdefault(f.subject_id or "", []).append(f)
         return Snapshot(
             valid_at=v,
@@ -283,11 +287,11 @@ class Reader:
                 for r in self._store.changed_versions(ns, field, lo, hi)
                 if visible(r, known_at=k, valid_at=None) and not r["quarantined"]
             ]
-            return self._facts_from_rows(rows, valid_at=k, known_at=k)
+            return self.facts_from_rows(rows, valid_at=k, known_at=k)
 
         def moved(field: str) -> list[Fact]:
             rows = self._store.changed_versions(ns, field, lo, hi)
-            return self._facts_from_rows(rows, valid_at=now, known_at=now)
+            return self.facts_from_rows(rows, valid_at=now, known_at=now)
 
         return Changes(
             since=lo,

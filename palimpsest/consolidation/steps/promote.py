@@ -41,7 +41,7 @@ class Promote:
 
     def run(self, run: Run) -> None:
         ns = run.namespace
-        decisions, names = self._decide(ns, run.now, None if run.since is None else run.slots)
+        decisions, names = self.decide(ns, run.now, None if run.since is None else run.slots)
         if not decisions:
             return
         changes = [
@@ -59,7 +59,7 @@ class Promote:
             # every promotion in one write (one materialisation pass), then the retractions
             promoted = [(d, c) for d, c in zip(decisions, changes, strict=True)]
             promoted = [(d, c) for d, c in promoted if d.action == "promote"]
-            written = self._writer.write_assertions(ns, [self._promotion(d) for d, _ in promoted])
+            written = self._writer.write_assertions(ns, [self.promotion(d) for d, _ in promoted])
             new_ids = {d.key: f.id for (d, _), f in zip(promoted, written, strict=True)}
             for d, change in zip(decisions, changes, strict=True):
                 new_id = new_ids.get(d.key) if d.action == "promote" else None
@@ -73,7 +73,7 @@ class Promote:
         row = self._ctx.store.assertion(assertion_id)
         return "" if row is None else str(row["slot_id"])
 
-    def _decide(
+    def decide(
         self, ns: str, now: datetime, slots: set[str] | None
     ) -> tuple[list[Any], dict[tuple[str, str], str]]:
         if slots is not None and not slots:
@@ -136,7 +136,7 @@ class Promote:
         decisions = judge(claims, evidence=evidence, trusted=trusted, believed=believed)
         return decisions, names
 
-    def _promotion(self, d: Any) -> dict[str, Any]:
+    def promotion(self, d: Any) -> dict[str, Any]:
         """The assertion a promotion writes: the claims' key, citing all their evidence."""
         rows = [r for r in (self._ctx.store.assertion(c) for c in d.claims) if r is not None]
         # the widest claim sets the window: "since always" and earliest starts first
