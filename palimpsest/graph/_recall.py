@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._db import Row
+from ._db import Database, Row
 from ._embeddings import EmbeddingStore
 from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
 
@@ -35,6 +35,7 @@ META_EMBEDDER = "recall.embedder"
 _TOP = 1_000_000  # every matching text: BM25 of the rest is 0 and ranking needs all
 _BATCH = 1000
 _ROWWISE_MAX = 512  # EpisodeText rows written by CREATE statements; COPY above
+_STEMS_KEPT = 200_000  # words whose stem is kept in process
 
 _TERM_HITS = (
     f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
@@ -45,6 +46,10 @@ _TERM_HITS = (
 class RecallStore(EmbeddingStore, VectorGenerations):
     """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
     statement vectors come from `EmbeddingStore`."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._stems: dict[str, str] = {}  # word -> Kùzu's porter stem (`stems`)
 
     # --- the reference full-text index and model identity ---------------------------------
     def _has_fts_index(self) -> bool:
@@ -287,20 +292,30 @@ class RecallStore(EmbeddingStore, VectorGenerations):
 
     # --- full text ------------------------------------------------------------------------
     def stems(self, words: Sequence[str]) -> list[str]:
-        """Kùzu's own porter stems, so query terms are cut exactly as the index cut them."""
+        """Kùzu's own porter stems, so query terms are cut exactly as the index cut them.
+
+        A stem depends on the word alone, so each is asked of Kùzu once per open store
+        and kept (recall stems every query: one round trip each, ~1 ms, before).
+        """
         if not words:
             return []
-        if len(words) > 64:  # a vocabulary (recall/_bm25.py): rows through Arrow
-            t = _arrow(
-                self.db, "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
-            )
-            by = dict(zip(t.column("w").to_pylist(), t.column("s").to_pylist(), strict=True))
-        else:
-            rows = self.db.query(
-                "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
-            )
-            by = {r["w"]: r["s"] for r in rows}
-        return [str(by.get(w, w)) for w in words]
+        known = self._stems
+        todo = list(dict.fromkeys(w for w in words if w not in known))
+        if todo:
+            if len(known) + len(todo) > _STEMS_KEPT:
+                known.clear()
+            if len(todo) > 64:  # a vocabulary (recall/_bm25.py): rows through Arrow
+                t = _arrow(
+                    self.db, "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=todo
+                )
+                by = dict(zip(t.column("w").to_pylist(), t.column("s").to_pylist(), strict=True))
+            else:
+                rows = self.db.query(
+                    "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=todo
+                )
+                by = {r["w"]: r["s"] for r in rows}
+            known.update((w, str(by.get(w, w))) for w in todo)
+        return [known.get(w, w) for w in words]
 
     def term_hits(self, namespace: str, term: str) -> list[tuple[str, float]]:
         """Kùzu's BM25 of one term against every text of the namespace that holds it,

@@ -44,6 +44,7 @@ from ..errors import ValidationError
 from ..models import Hit
 from . import _bm25, _vectors
 from . import ranking as rk
+from ._evidence import Evidence, answers, crowd
 from ._facts import WARNING, FactRecall
 from ._text import INDEX_STOPWORDS, query_words
 from .index import NamespaceIndex, RecallIndex
@@ -75,11 +76,17 @@ class _Scored:
     bm25: F32
     dense: F32
     novelty: float
+    meaning: float = 0.0  # best cosine of the question with any visible episode
+    crowd: float = 0.0  # the `_evidence.CROWD_RANK`-th best
+    dated: float = 0.0  # best relevance, unpenalised by novelty, of a named day's episodes
 
     @classmethod
     def empty(cls) -> _Scored:
         none = np.zeros(0, dtype=np.float32)
         return cls(np.zeros(0, dtype=np.int64), none, none, none, 0.0)
+
+    def evidence(self, relevance: float) -> Evidence:
+        return Evidence(relevance, self.meaning, self.crowd, self.dated)
 
 
 class Recaller:
@@ -113,16 +120,18 @@ class Recaller:
         diversity: float | None = None,
     ) -> list[Hit]:
         """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
-        nothing clears the relevance floor (`min_score`, default 0.26): the abstention.
+        the memory holds nothing on it: the abstention.
 
         >>> mem.recall("when does my sister arrive?", k=5)
 
         Only episodes recorded by `known_at` and occurred by `valid_at` take part
         (both default to now); facts must be believed at `known_at` and valid at
         `valid_at`. Quarantined content is returned with `quarantined=True` and a
-        `warning`. Scores are calibrated relevance in 0..1. Once the best hit clears
-        the floor, hits down to `RankParams.tail` times the floor (0.4: about 0.1 by default)
-        come with it (`ranking.abstain`); `min_score=0` returns the `k` best whatever
+        `warning`. Scores are calibrated relevance in 0..1. Whether to answer is decided
+        apart from how many hits come back (`_evidence.answers`): the best hit reaches
+        the floor (`min_score`, default 0.26), or the question's meaning clearly matches
+        an episode (cosine), or it names a day on which an episode that fits occurred;
+        once answering, the `k` best come back. `min_score=0` returns the `k` best whatever
         their scores. `diversity` (0..1, default `RankParams.diversity`) demotes an
         episode that nearly repeats a better one (cosine >= 0.9 or the same text) to
         `score * (1 - diversity * cosine)` (`ranking.diversify`); 0 turns it off.
@@ -184,11 +193,20 @@ class Recaller:
             found = _diversified(ix, found, div, params.near_duplicate)
         hits = found + facts[: max(1, k // 3)]
         hits.sort(key=lambda h: -h.score)
-        keep = rk.abstain([h.score for h in hits], floor, params.tail)
-        hits = [h for h, ok in zip(hits, keep, strict=True) if ok][:k]
+        best = hits[0].score if hits else 0.0
+        # the decision to answer weighs relevance, meaning and a named day (`_evidence`);
+        # a caller's stricter min_score is a plain floor on relevance
+        ev = scored.evidence(best) if floor <= params.floor else Evidence(best)
+        if not hits or not answers(ev, floor):
+            return []
+        # once answering, the k best come back: the floor decided whether, not how many
+        hits = [h for h in hits if h.score >= floor * params.tail][:k]
         # after ranking (this answer is unmoved); what clears the default floor counts as
-        # used: hits a caller asked for below it (min_score) are not the engine's answer
-        self._uses.note(ns, used_episodes(h for h in hits if h.score >= params.floor), ix)
+        # used, and the best hit of a default answer: not hits a caller asked for below it
+        used = [h for h in hits if h.score >= params.floor]
+        if min_score is None and hits and hits[0] not in used:
+            used.insert(0, hits[0])
+        self._uses.note(ns, used_episodes(used), ix)
         return hits
 
     def _score_episodes(
@@ -235,8 +253,10 @@ class Recaller:
             q = self._embedder.embed([content])[0]
             turn, context = ix.vectors.cosines(q)
             dense = [turn[cand], context[cand]]
+            meaning, crowded = crowd(turn[cand])
         else:
             dense = [np.zeros(cand.size, dtype=np.float32)]
+            meaning = crowded = 0.0
         bm_c = rk.bm25_coverage(bm[cand], best) * np.float32(1.0 - novelty)
         dn_c = np.mean([rk.cosine_to_unit(d) for d in dense], axis=0)
         sub = np.arange(cand.size)
@@ -263,7 +283,15 @@ class Recaller:
             last_used=self._uses.last_used(ix, until=min(v, kt))[c],
             importance=ix.importance[c],
         )
-        return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty)
+        dated = 0.0
+        if window is not None and window.end - window.start <= params.narrow_span:
+            then = (ix.occurred[c] >= window.start.timestamp()) & (
+                ix.occurred[c] < window.end.timestamp()
+            )
+            if then.any():  # the named day's episodes, as if every word had been heard of
+                lift = 1.0 - params.novelty_weight * novelty
+                dated = float(scores[then].max()) / lift if lift > 0 else 0.0
+        return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty, meaning, crowded, dated)
 
     def _episode_hits(self, ranked: Sequence[dict[str, Any]], k: int) -> list[Hit]:
         """The first `k` of `ranked` still live (not erased or archived since the load)."""
