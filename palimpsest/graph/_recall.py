@@ -176,7 +176,8 @@ class RecallStore(EmbeddingStore, VectorGenerations):
             self.db,
             "MATCH (e:Episode) WHERE e.namespace = $ns RETURN e.id AS id, e.session AS session,"
             " e.speaker AS speaker, e.occurred_at AS occurred_at, e.recorded_at AS recorded_at,"
-            " e.quarantined AS quarantined, e.importance AS importance",
+            " e.quarantined AS quarantined, e.importance AS importance, e.text AS text,"
+            " e.source AS source, e.author_kind AS author_kind",
             ns=namespace,
         )
 

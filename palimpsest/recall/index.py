@@ -30,6 +30,7 @@ from ..graph._expand import ExpandStore
 from ..graph._recall import EMB_DIM, RecallStore
 from . import _bm25, _vectors
 from ._episode_rows import ctx_text, floats, posix, predecessors, search_text
+from ._shown import Shown
 
 if TYPE_CHECKING:
     from ..engine.context import Context
@@ -62,13 +63,14 @@ class NamespaceIndex:
     speakers: set[str]
     session_codes: dict[str, int]
     position: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    # archived at load time (consolidation); later archivals are dropped at hit time
+    # archived (consolidation): set at load, refreshed by `archived_changed`
     archived: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
     # POSIX time of the last use, NaN for never; filled and kept by `engine.uses.UseLog`
     last_used: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     importance: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
     words: _bm25.Bm25 | None = None  # BM25 postings of the search rows, aligned with ids
+    shown: Shown | None = None  # what a hit shows of each episode, aligned with ids
 
     def renumber(self) -> None:
         """Turn order within each session, by occurrence time (ties by id)."""
@@ -102,6 +104,15 @@ class RecallIndex:
     def drop(self, ns: str) -> None:
         """On `Events.restored`: the namespace reloads at its next recall."""
         self.indexes.pop(ns, None)
+
+    def archived_changed(self, ns: str) -> None:
+        """After a consolidation run (its `index` step): episodes it archived leave the
+        namespace's cached index (one query; nothing when the namespace is not loaded)."""
+        with self._ctx.lock:
+            ix = self.indexes.get(ns)
+            if ix is not None:
+                gone = ExpandStore(self._ctx.store.db).archived(ns)
+                ix.archived = np.array([e in gone for e in ix.ids], dtype=np.bool_)
 
     def generation_published(self) -> None:
         """A new HNSW generation was published: cached HNSW paths search the emptied
@@ -309,6 +320,7 @@ class RecallIndex:
         gone = ExpandStore(self._ctx.store.db).archived(ns)
         ix.archived = np.array([e in gone for e in ids], dtype=np.bool_)
         ix.importance = floats(t.column("importance").to_pylist())
+        ix.shown = Shown.of(t)
         return ix
 
     def _apply(self, ix: NamespaceIndex) -> None:
@@ -345,6 +357,8 @@ class RecallIndex:
         )
         if ix.words is not None:
             ix.words.append([committed[r["id"]] for r, _, _ in add])
+        if ix.shown is not None:
+            ix.shown.append([r for r, _, _ in add])
         ix.renumber()
 
     def backfill(self, ns: str) -> None:

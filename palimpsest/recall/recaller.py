@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -156,41 +156,24 @@ class Recaller:
         kt = now if known_at is None else to_utc(known_at, name="known_at")
         params = rk.RankParams() if self._embedder is not None else rk.RankParams(w_dense=0.0)
         floor = params.floor if min_score is None else float(min_score)
+        div = params.diversity if diversity is None else float(diversity)
+        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
+        # under the lock to the last hit: an erase or archival drops the rows first
         with self._ctx.lock:
             ix = self._index.index(ns)
             words = _search_words(text, v)
             stems = self._index.rs.stems(words)
             scored = self._score_episodes(ix, text, words, stems, v, kt, params)
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
-        # episodes whose facts about the named entities no longer hold at V yield
-        gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
-        score = scored.score.astype(np.float64)
-        score[gone] *= _ENDED
-        order = np.argsort(-score, kind="stable")
-
-        def ranked(top: int) -> list[dict[str, Any]]:
-            # dicts for the best `top` only: building one per candidate cost ~5 ms at 10^5
-            return [
-                {
-                    "id": ix.ids[int(scored.rows[j])],
-                    "score": float(score[j]),
-                    "ended": bool(gone[j]),
-                    "channels": {
-                        "bm25": round(float(scored.bm25[j]), 6),
-                        "dense": round(float(scored.dense[j]), 6),
-                        "novelty": round(scored.novelty, 6),
-                    },
-                }
-                for j in order[:top]
-            ]
-
-        div = params.diversity if diversity is None else float(diversity)
-        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
-        found = self._episode_hits(ranked(max(4 * pool, 32)), pool)
-        if len(found) < pool < order.size:  # many erased or archived since the load
-            found = self._episode_hits(ranked(order.size), pool)
-        if div > 0:
-            found = _diversified(ix, found, div, params.near_duplicate)
+            # episodes whose facts about the named entities no longer hold at V yield
+            gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+            score = scored.score.astype(np.float64)
+            score[gone] *= _ENDED
+            top = _vectors.top_stable(score, pool)
+            top = top[np.argsort(-score[top], kind="stable")]  # best first, ties by row
+            found = [_episode_hit(ix, scored, int(j), float(score[j]), bool(gone[j])) for j in top]
+            if div > 0:
+                found = _diversified(ix, found, div, params.near_duplicate)
         hits = found + facts[: max(1, k // 3)]
         hits.sort(key=lambda h: -h.score)
         best = hits[0].score if hits else 0.0
@@ -293,42 +276,32 @@ class Recaller:
                 dated = float(scores[then].max()) / lift if lift > 0 else 0.0
         return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty, meaning, crowded, dated)
 
-    def _episode_hits(self, ranked: Sequence[dict[str, Any]], k: int) -> list[Hit]:
-        """The first `k` of `ranked` still live (not erased or archived since the load)."""
-        hits: list[Hit] = []
-        for at in range(0, len(ranked), k):
-            hits += self._some_episode_hits(ranked[at : at + k])
-            if len(hits) >= k:
-                break
-        return hits[:k]
 
-    def _some_episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
-        rows = self._index.rs.episode_rows(e["id"] for e in ranked)
-        hits = []
-        for e in ranked:
-            r = rows.get(e["id"])
-            if r is None or r.get("archived"):  # erased or archived since the load
-                continue
-            q = bool(r["quarantined"])
-            hits.append(
-                Hit(
-                    kind="episode",
-                    text=r["text"],
-                    score=round(e["score"], 6),
-                    channels=e["channels"],
-                    episode_id=r["id"],
-                    source=r.get("source"),
-                    speaker=r["speaker"],
-                    author_kind=r["author_kind"],
-                    occurred_at=r["occurred_at"],
-                    recorded_at=r["recorded_at"],
-                    status="quarantined" if q else ("ended" if e.get("ended") else "current"),
-                    quarantined=q,
-                    warning=WARNING.format(author=r["author_kind"]) if q else None,
-                    evidence=[r["id"]],
-                )
-            )
-        return hits
+def _episode_hit(ix: NamespaceIndex, scored: _Scored, j: int, score: float, ended: bool) -> Hit:
+    """Candidate `j` of `scored` as a hit, from what the index keeps of its episode."""
+    assert ix.shown is not None
+    r = ix.shown.row(int(scored.rows[j]))
+    q = bool(r["quarantined"])
+    return Hit(
+        kind="episode",
+        text=r["text"],
+        score=round(score, 6),
+        channels={
+            "bm25": round(float(scored.bm25[j]), 6),
+            "dense": round(float(scored.dense[j]), 6),
+            "novelty": round(scored.novelty, 6),
+        },
+        episode_id=r["id"],
+        source=r.get("source"),
+        speaker=r["speaker"],
+        author_kind=r["author_kind"],
+        occurred_at=r["occurred_at"],
+        recorded_at=r["recorded_at"],
+        status="quarantined" if q else ("ended" if ended else "current"),
+        quarantined=q,
+        warning=WARNING.format(author=r["author_kind"]) if q else None,
+        evidence=[r["id"]],
+    )
 
 
 def _search_words(query: str, v: datetime) -> list[str]:
