@@ -3,16 +3,16 @@
     python bench/mixed_load.py [--clients 8] [--seconds 60] [--conversation conv-26]
 
 One LoCoMo conversation goes into a fresh memory as the shipped importer reads it
-(`Memory.import_locomo`, extraction and MiniLM on); then `palimpsest serve`
-(uvicorn, `--no-consolidate`) opens it on a free loopback port, one recall warms
-the models and recall's index up (timed apart: tests/test_recall_concurrency.py
-covers a fresh process's first recall under writers), and `--clients` threads, each with its own httpx client, send
-requests for `--seconds`: 40% `GET /v1/recall` (a LoCoMo question of the
-conversation, k=5), 40% `GET /v1/facts` as of a random valid time and a random
-earlier moment of the run (a speaker as subject), 20% `POST /v1/episodes` (a new
-turn of a new session). Reports per operation count, p50/p95/max and errors (any
-status >= 400 or transport error); writes bench/results/mixed-load-<date>.json.
-Exits 1 on any error.
+(`remember_many` of `parse_locomo`'s items, extraction and MiniLM on); then
+`palimpsest serve` (uvicorn, `--no-consolidate`) opens it on a free loopback
+port, one recall warms the models and recall's index up (timed apart:
+tests/test_recall_concurrency.py covers a fresh process's first recall under
+writers), and `--clients` threads, each with its own httpx client, send requests
+for `--seconds`: 40% `GET /v1/recall` (a LoCoMo question of the conversation,
+k=5), 40% `GET /v1/facts` as of a random valid time and a random earlier moment
+of the run (a speaker as subject), 20% `POST /v1/episodes` (a new turn). Reports
+per operation count, p50/p95/max and errors (any status >= 400 or transport
+error); writes bench/results/mixed-load-<date>.json. Exits 1 on any error.
 """
 
 from __future__ import annotations
