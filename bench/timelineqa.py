@@ -9,9 +9,15 @@ goes into one memory through ``Memory.remember_many`` as the engine ships
 (spaCy extraction, MiniLM vectors): each episode's ``text_template_based`` as
 text, its date as ``occurred_at`` (noon UTC, a minute apart within a day, since
 the log has no times), its ``eid`` as ``source``, speaker "user". The clock
-stands on the day after the last episode. Each atomic question is asked with
-``mem.recall(q, k=5, min_score=0)``; hit@5 counts it when one of the five hits
-is the question's episode or cites it as evidence (a fact hit's evidence edge).
+stands on the day after the last episode. Each atomic question is asked at the
+defaults a user gets, ``mem.recall(q, k=5)`` (the floor may abstain), and beside
+it with ``min_score=0`` (no floor); hit@5 counts it when one of the five hits is
+the question's episode or cites it as evidence (a fact hit's evidence edge).
+
+Never-mentioned dated questions (``ABSENT``: an opera, a plumber, bitcoin... on
+a day the lifelog has episodes, none of whose words any episode holds) are asked
+at the defaults too: the share that gets any hit is the false-memory rate (the
+floor must not answer merely because the day has episodes).
 
 Splits follow ../shared/data/README.md: development = episodes dated in even
 years, holdout = odd years; both live in the same memory (one life), only the
@@ -50,6 +56,19 @@ DATA = Path(
 RESULTS = Path(__file__).resolve().parent / "results"
 _DATED = re.compile(r"\b(?:19|20)\d\d/\d\d\b|\bin (?:19|20)\d\d\b")
 BATCH = 500
+# never-mentioned topics, asked of days with episodes (each word absent from the log)
+ABSENT = (
+    ("Which opera did I attend on {d}?", "opera"),
+    ("What did the plumber repair on {d}?", "plumber"),
+    ("How much bitcoin did I buy on {d}?", "bitcoin"),
+    ("Which football match did I bet on on {d}?", "football"),
+    ("What car did I rent on {d}?", "rent"),
+    ("Which museum did I tour on {d}?", "museum"),
+    ("What did my lawyer advise on {d}?", "lawyer"),
+    ("Which violin piece did I practise on {d}?", "violin"),
+    ("What did the mechanic say about my motorbike on {d}?", "mechanic"),
+    ("Which hotel did I check into on {d}?", "hotel"),
+)
 
 
 @dataclass(frozen=True)
@@ -110,20 +129,38 @@ def _items(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
     return out
 
 
+def absent_questions(episodes: Sequence[Episode], n: int, seed: int = 0) -> list[str]:
+    """`n` never-mentioned dated questions on development days that have episodes."""
+    said = " ".join(e.text.lower() for e in episodes)
+    topics = [(t, w) for t, w in ABSENT if not re.search(rf"\b{w}", said)]
+    days = sorted({e.day for e in episodes if e.day.year % 2 == 0})
+    rng = random.Random(seed)
+    out = []
+    for i in range(n if days and topics else 0):
+        t, _ = topics[i % len(topics)]
+        out.append(t.format(d=rng.choice(days).strftime("%Y/%m/%d")))
+    return out
+
+
+SETTINGS: dict[str, dict[str, Any]] = {"defaults": {}, "min_score=0": {"min_score": 0}}
+
+
 def run(
     episodes: Sequence[Episode],
     questions: Sequence[Question],
     *,
     k: int = 5,
     keep: Path | None = None,
-) -> tuple[list[bool], dict[str, float]]:
-    """Whether each question's episode is among the top k, and timings.
+    absent: Sequence[str] = (),
+) -> tuple[dict[str, list[bool]], list[bool], dict[str, float]]:
+    """Per setting, whether each question's episode is among the top k; whether each
+    `absent` question got any hit at the defaults; timings.
 
     With ``keep``, the memory lives there and is reused when it already exists
     (development only: the import is then not measured)."""
     last = max(e.day for e in episodes)
     now = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1, hours=12)
-    hits: list[bool] = []
+    hits: dict[str, list[bool]] = {name: [] for name in SETTINGS}
     with tempfile.TemporaryDirectory() as tmp:
         where = keep if keep is not None else Path(tmp) / "mem"
         reuse = where.exists()
@@ -147,15 +184,23 @@ def run(
                 if n % 200 == 0:
                     print(f"asked {n} in {time.perf_counter() - t2:.0f} s", flush=True)
                 want = id_of[q.eid]
-                got = mem.recall(q.text, k=k, min_score=0)
-                hits.append(any(h.episode_id == want or want in h.evidence for h in got[:k]))
+                for name, opts in SETTINGS.items():
+                    got = mem.recall(q.text, k=k, **opts)
+                    hits[name].append(
+                        any(h.episode_id == want or want in h.evidence for h in got[:k])
+                    )
             t3 = time.perf_counter()
-    n = max(1, len(questions))
-    return hits, {
-        "import_s": float("nan") if reuse else round(t1 - t0, 1),
-        "first_recall_s": round(t2 - t1, 2),
-        "recall_ms_mean": round(1000 * (t3 - t2) / n, 1),
-    }
+            answered = [bool(mem.recall(q, k=k)) for q in absent]
+    n = max(1, len(questions) * len(SETTINGS))
+    return (
+        hits,
+        answered,
+        {
+            "import_s": float("nan") if reuse else round(t1 - t0, 1),
+            "first_recall_s": round(t2 - t1, 2),
+            "recall_ms_mean": round(1000 * (t3 - t2) / n, 1),
+        },
+    )
 
 
 def _rate(xs: Sequence[bool]) -> float | None:
@@ -193,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, help="memory directory to reuse (development)")
     ap.add_argument("--no-save", action="store_true", help="print only, write no result file")
+    ap.add_argument("--absent", type=int, default=200, help="never-mentioned dated questions")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -212,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 sample += rng.sample(group, min(args.questions, len(group)))
         questions = sample
     print(f"{len(episodes)} episodes, {len(questions)} questions", flush=True)
-    hits, timing = run(episodes, questions, keep=args.keep)
+    absent = absent_questions(episodes, args.absent, args.seed)
+    hits, answered, timing = run(episodes, questions, keep=args.keep, absent=absent)
     result = {
         "bench": "timelineqa",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -221,7 +268,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "questions": len(questions),
         "loadavg": Path("/proc/loadavg").read_text().split()[:3],
         "timing": timing,
-        "results": summarise(questions, hits),
+        "results": {name: summarise(questions, h) for name, h in hits.items()},
+        "never_mentioned": {"n": len(absent), "answered": _rate(answered)},
     }
     print(json.dumps(result, indent=1, default=str))
     if not args.no_save:

@@ -35,6 +35,7 @@ TEXTS = [
 
 
 def _kuzu(mem: Memory, word: str) -> dict[str, float]:
+    mem._index.rs.create_reference_index()  # recall itself never makes it
     return dict(mem._index.rs.term_hits("default", word))
 
 

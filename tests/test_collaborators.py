@@ -286,6 +286,9 @@ class FakeRecallStore:
     def set_embedder_identity(self, identity: str) -> None:
         self.identity = identity
 
+    def drop_fts_index(self) -> bool:
+        return False  # no full-text index left by an older version
+
 
 def _index(embedder: CountingEmbedder, recorded: str | None) -> tuple[RecallIndex, FakeRecallStore]:
     ctx = Context(FakeStore(), clock=Clock(), namespace="default")  # type: ignore[arg-type]

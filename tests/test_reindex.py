@@ -99,7 +99,6 @@ def test_reindex_without_re_embed_rebuilds_search_only(tmp_path: Path, clock: Cl
             "namespaces": 1,
             "episodes": len(TEXTS),
             "re_embedded": 0,
-            "fts": "rebuilt",
             "vector_path": {"default": "exact"},
             "hnsw_generation": None,
             "embedder": emb.identity(),

@@ -1,14 +1,14 @@
 """Recall storage: episode search text (Kùzu full-text) and episode vectors.
 
     >>> rs = RecallStore(store.db)
-    >>> rs.ensure_index()
-    >>> rs.term_hits("default", "sydney")     # [(episode id, BM25 score), ...]
+    >>> rs.episodes("default")                # what ranking needs of every episode (Arrow)
 
 Every recall Cypher string lives here and in `_vectors.py`. Two tables from migration 2, both keyed
 by episode id and written once (delete + create, never SET; notes §3.2, §6.7):
 `EpisodeText` (the previous turn of the session with this one, plus number
-tokens, under a porter-stemmed FTS index, which recall reproduces in process:
-`recall/_bm25.py`) and `EpisodeEmb` (the turn's vector
+tokens, scored by BM25 in process as Kùzu's porter-stemmed full-text index
+would score it: `recall/_bm25.py`; no such index is kept, and no read runs a
+schema statement) and `EpisodeEmb` (the turn's vector
 and the vector of the turn with its predecessor). Vector search itself is
 exact numpy (`recall/_vectors.py`) below a size threshold; above it, Kùzu's HNSW
 index over generation tables (`graph/_vectors.py`).
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._db import Row
+from ._db import Database, Row
 from ._embeddings import EmbeddingStore
 from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
 
@@ -35,6 +35,7 @@ META_EMBEDDER = "recall.embedder"
 _TOP = 1_000_000  # every matching text: BM25 of the rest is 0 and ranking needs all
 _BATCH = 1000
 _ROWWISE_MAX = 512  # EpisodeText rows written by CREATE statements; COPY above
+_STEMS_KEPT = 200_000  # words whose stem is kept in process
 
 _TERM_HITS = (
     f"CALL QUERY_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', $q, top := {_TOP})"
@@ -46,16 +47,31 @@ class RecallStore(EmbeddingStore, VectorGenerations):
     """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
     statement vectors come from `EmbeddingStore`."""
 
-    # --- index and model identity -------------------------------------------------------
-    def ensure_index(self) -> None:
-        """Create the full-text index if missing (first open; Kùzu refuses it in a
-        transaction, so migrations cannot). EXPORT/IMPORT compaction keeps it."""
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._stems: dict[str, str] = {}  # word -> Kùzu's porter stem (`stems`)
+
+    # --- the reference full-text index and model identity ---------------------------------
+    def _has_fts_index(self) -> bool:
         rows = self.db.query("CALL SHOW_INDEXES() RETURN index_name AS name")
-        if any(r["name"] == FTS_INDEX for r in rows):
-            return
-        self.db.ddl(
-            f"CALL CREATE_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', ['text'], stemmer := 'porter')"
-        )
+        return any(r["name"] == FTS_INDEX for r in rows)
+
+    def create_reference_index(self) -> None:
+        """Kùzu's own full-text index over the search rows, for tests/test_bm25.py only:
+        the reference the in-process BM25 is checked against. Recall never creates or
+        reads it (DDL, which Kùzu cannot run while other transactions are active)."""
+        if not self._has_fts_index():
+            self.db.ddl(
+                f"CALL CREATE_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}', ['text'],"
+                " stemmer := 'porter')"
+            )
+
+    def drop_fts_index(self) -> bool:
+        """Drop the full-text index an older version made, if there is one (at open)."""
+        if not self._has_fts_index():
+            return False
+        self.db.ddl(f"CALL DROP_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}')")
+        return True
 
     def embedder_identity(self) -> str | None:
         rows = self.db.query("MATCH (m:Meta {key: $key}) RETURN m.value AS v", key=META_EMBEDDER)
@@ -149,13 +165,6 @@ class RecallStore(EmbeddingStore, VectorGenerations):
                 "UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids[i : i + _BATCH]
             )
 
-    def rebuild_fts_index(self) -> None:
-        """Drop and re-create the full-text index (outside any transaction)."""
-        rows = self.db.query("CALL SHOW_INDEXES() RETURN index_name AS name")
-        if any(r["name"] == FTS_INDEX for r in rows):
-            self.db.ddl(f"CALL DROP_FTS_INDEX('{FTS_TABLE}', '{FTS_INDEX}')")
-        self.ensure_index()
-
     def namespaces_with_episodes(self) -> list[str]:
         rows = self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
         return sorted(str(r["ns"]) for r in rows)
@@ -167,7 +176,8 @@ class RecallStore(EmbeddingStore, VectorGenerations):
             self.db,
             "MATCH (e:Episode) WHERE e.namespace = $ns RETURN e.id AS id, e.session AS session,"
             " e.speaker AS speaker, e.occurred_at AS occurred_at, e.recorded_at AS recorded_at,"
-            " e.quarantined AS quarantined, e.importance AS importance",
+            " e.quarantined AS quarantined, e.importance AS importance, e.text AS text,"
+            " e.source AS source, e.author_kind AS author_kind",
             ns=namespace,
         )
 
@@ -283,23 +293,34 @@ class RecallStore(EmbeddingStore, VectorGenerations):
 
     # --- full text ------------------------------------------------------------------------
     def stems(self, words: Sequence[str]) -> list[str]:
-        """Kùzu's own porter stems, so query terms are cut exactly as the index cut them."""
+        """Kùzu's own porter stems, so query terms are cut exactly as the index cut them.
+
+        A stem depends on the word alone, so each is asked of Kùzu once per open store
+        and kept (recall stems every query: one round trip each, ~1 ms, before).
+        """
         if not words:
             return []
-        if len(words) > 64:  # a vocabulary (recall/_bm25.py): rows through Arrow
-            t = _arrow(
-                self.db, "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
-            )
-            by = dict(zip(t.column("w").to_pylist(), t.column("s").to_pylist(), strict=True))
-        else:
-            rows = self.db.query(
-                "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=list(words)
-            )
-            by = {r["w"]: r["s"] for r in rows}
-        return [str(by.get(w, w)) for w in words]
+        known = self._stems
+        todo = list(dict.fromkeys(w for w in words if w not in known))
+        if todo:
+            if len(known) + len(todo) > _STEMS_KEPT:
+                known.clear()
+            if len(todo) > 64:  # a vocabulary (recall/_bm25.py): rows through Arrow
+                t = _arrow(
+                    self.db, "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=todo
+                )
+                by = dict(zip(t.column("w").to_pylist(), t.column("s").to_pylist(), strict=True))
+            else:
+                rows = self.db.query(
+                    "UNWIND $ws AS w RETURN w AS w, stem(w, 'porter') AS s", ws=todo
+                )
+                by = {r["w"]: r["s"] for r in rows}
+            known.update((w, str(by.get(w, w))) for w in todo)
+        return [known.get(w, w) for w in words]
 
     def term_hits(self, namespace: str, term: str) -> list[tuple[str, float]]:
-        """Kùzu's BM25 of one term against every text of the namespace that holds it.
+        """Kùzu's BM25 of one term against every text of the namespace that holds it,
+        through the index `create_reference_index` makes.
 
         Recall scores words in process (`recall/_bm25.py`, the same scores without a
         query per word); this is the reference it is tested against. Statistics

@@ -126,10 +126,11 @@ class FactRecall:
                 except ValidationError:
                     continue
                 keyed.setdefault(key, " ".join(gram))
-        # one store round trip for the n-grams, not one each (most name nobody)
+        # the engine's exact name map (`engine/name_map.py`): a batch of store lookups
+        # until the namespace is loaded whole, then none (most n-grams name nobody)
         models = self._entities.models
         unknown = [key for key in keyed if (ns, key) not in models]
-        stored = self._store.entity_ids_for_keys(ns, unknown) if unknown else {}
+        stored = self._entities.map.resolve(ns, unknown) if unknown else {}
         for key, said in keyed.items():
             ent = models.get((ns, key))
             if ent is None and key in stored:

@@ -30,6 +30,7 @@ from ..graph._expand import ExpandStore
 from ..graph._recall import EMB_DIM, RecallStore
 from . import _bm25, _vectors
 from ._episode_rows import ctx_text, floats, posix, predecessors, search_text
+from ._shown import Shown
 
 if TYPE_CHECKING:
     from ..engine.context import Context
@@ -62,13 +63,14 @@ class NamespaceIndex:
     speakers: set[str]
     session_codes: dict[str, int]
     position: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    # archived at load time (consolidation); later archivals are dropped at hit time
+    # archived (consolidation): set at load, refreshed by `archived_changed`
     archived: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, np.bool_))
     # POSIX time of the last use, NaN for never; filled and kept by `engine.uses.UseLog`
     last_used: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     importance: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
     staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
     words: _bm25.Bm25 | None = None  # BM25 postings of the search rows, aligned with ids
+    shown: Shown | None = None  # what a hit shows of each episode, aligned with ids
 
     def renumber(self) -> None:
         """Turn order within each session, by occurrence time (ties by id)."""
@@ -85,14 +87,13 @@ class NamespaceIndex:
 
 
 class RecallIndex:
-    """Every namespace's `NamespaceIndex`, the full-text index flag, and their upkeep."""
+    """Every namespace's `NamespaceIndex`, and their upkeep."""
 
     def __init__(self, ctx: Context, embedder: Embedder | None) -> None:
         self._ctx = ctx
         self.embedder = embedder  # None: recall by words only
         self.rs = RecallStore(ctx.store.db)
         self.indexes: dict[str, NamespaceIndex] = {}
-        self.fts = False  # the full-text index exists (made by the first recall)
         # above this many episodes a namespace searches HNSW (Memory.open(vector_threshold=))
         self.vector_threshold = _vectors.DEFAULT_VECTOR_THRESHOLD
 
@@ -104,6 +105,15 @@ class RecallIndex:
         """On `Events.restored`: the namespace reloads at its next recall."""
         self.indexes.pop(ns, None)
 
+    def archived_changed(self, ns: str) -> None:
+        """After a consolidation run (its `index` step): episodes it archived leave the
+        namespace's cached index (one query; nothing when the namespace is not loaded)."""
+        with self._ctx.lock:
+            ix = self.indexes.get(ns)
+            if ix is not None:
+                gone = ExpandStore(self._ctx.store.db).archived(ns)
+                ix.archived = np.array([e in gone for e in ix.ids], dtype=np.bool_)
+
     def generation_published(self) -> None:
         """A new HNSW generation was published: cached HNSW paths search the emptied
         generation, and exact ones above the threshold can drop their matrix; both
@@ -113,7 +123,7 @@ class RecallIndex:
                 del self.indexes[ns]
 
     def warm(self, ns: str) -> None:
-        """Load the namespace's recall cache (episode table, vectors, full-text index) now
+        """Load the namespace's recall cache (episode table, vectors, BM25 postings) now
         rather than at the first recall.
 
         >>> mem.warm_recall()
@@ -138,6 +148,11 @@ class RecallIndex:
         (lazily, per namespace, on the next recall).
         """
         rs = self.rs
+        # Kùzu's full-text index, which the first recall of older versions created:
+        # nothing reads it (BM25 is in process), every write paid for it, and creating
+        # it on a read was DDL that timed out under concurrent writers. Dropped here, at
+        # open, before any reader or writer of this process can be active.
+        rs.drop_fts_index()
         emb = self.embedder
         if emb is None:
             return  # words only; vectors written by other runs are left as they are
@@ -261,11 +276,6 @@ class RecallIndex:
     def index(self, ns: str) -> NamespaceIndex:
         """The namespace's index, loaded on first need, with committed new rows appended."""
         cache = self.indexes
-        if not self.fts:
-            # created on first recall, not at open: it costs ~0.4 s on an empty store,
-            # indexes the rows already written, and cannot run inside a transaction
-            self.rs.ensure_index()
-            self.fts = True
         ix = cache.get(ns)
         if ix is None:
             self.backfill(ns)
@@ -310,6 +320,7 @@ class RecallIndex:
         gone = ExpandStore(self._ctx.store.db).archived(ns)
         ix.archived = np.array([e in gone for e in ids], dtype=np.bool_)
         ix.importance = floats(t.column("importance").to_pylist())
+        ix.shown = Shown.of(t)
         return ix
 
     def _apply(self, ix: NamespaceIndex) -> None:
@@ -346,6 +357,8 @@ class RecallIndex:
         )
         if ix.words is not None:
             ix.words.append([committed[r["id"]] for r, _, _ in add])
+        if ix.shown is not None:
+            ix.shown.append([r for r, _, _ in add])
         ix.renumber()
 
     def backfill(self, ns: str) -> None:

@@ -488,8 +488,8 @@ class RankParams:
     recency_weight: float = 0.1
     recency_half_life: timedelta = timedelta(days=365)
     importance_weight: float = 0.1  # around the default importance, which stays neutral
-    floor: float = 0.26  # unless the best hit reaches it, nothing is returned (abstain)
-    tail: float = 0.4  # once one does, hits down to tail * floor come with it
+    floor: float = 0.26  # below it, nothing is returned unless meaning or a named day answers
+    tail: float = 0.0  # once answering, hits down to tail * floor (0: the k best, `_evidence`)
     # recall(diversity=): a hit this close (cosine) to a better one, or with the same
     # normalised text, scores score * (1 - diversity * cosine) (`diversify`): an exact
     # repeat keeps a fifth. LoCoMo dev has no such pair in any question's top 10: recall

@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ from ..errors import ValidationError
 from ..models import Hit
 from . import _bm25, _vectors
 from . import ranking as rk
+from ._evidence import Evidence, answers, crowd
 from ._facts import WARNING, FactRecall
 from ._text import INDEX_STOPWORDS, query_words
 from .index import NamespaceIndex, RecallIndex
@@ -75,11 +76,17 @@ class _Scored:
     bm25: F32
     dense: F32
     novelty: float
+    meaning: float = 0.0  # best cosine of the question with any visible episode
+    crowd: float = 0.0  # the `_evidence.CROWD_RANK`-th best
+    dated: float = 0.0  # best relevance, unpenalised by novelty, of a named day's episodes
 
     @classmethod
     def empty(cls) -> _Scored:
         none = np.zeros(0, dtype=np.float32)
         return cls(np.zeros(0, dtype=np.int64), none, none, none, 0.0)
+
+    def evidence(self, relevance: float) -> Evidence:
+        return Evidence(relevance, self.meaning, self.crowd, self.dated)
 
 
 class Recaller:
@@ -113,16 +120,18 @@ class Recaller:
         diversity: float | None = None,
     ) -> list[Hit]:
         """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
-        nothing clears the relevance floor (`min_score`, default 0.26): the abstention.
+        the memory holds nothing on it: the abstention.
 
         >>> mem.recall("when does my sister arrive?", k=5)
 
         Only episodes recorded by `known_at` and occurred by `valid_at` take part
         (both default to now); facts must be believed at `known_at` and valid at
         `valid_at`. Quarantined content is returned with `quarantined=True` and a
-        `warning`. Scores are calibrated relevance in 0..1. Once the best hit clears
-        the floor, hits down to `RankParams.tail` times the floor (0.4: about 0.1 by default)
-        come with it (`ranking.abstain`); `min_score=0` returns the `k` best whatever
+        `warning`. Scores are calibrated relevance in 0..1. Whether to answer is decided
+        apart from how many hits come back (`_evidence.answers`): the best hit reaches
+        the floor (`min_score`, default 0.26), or the question's meaning clearly matches
+        an episode (cosine), or it names a day on which an episode that fits occurred;
+        once answering, the `k` best come back. `min_score=0` returns the `k` best whatever
         their scores. `diversity` (0..1, default `RankParams.diversity`) demotes an
         episode that nearly repeats a better one (cosine >= 0.9 or the same text) to
         `score * (1 - diversity * cosine)` (`ranking.diversify`); 0 turns it off.
@@ -147,48 +156,40 @@ class Recaller:
         kt = now if known_at is None else to_utc(known_at, name="known_at")
         params = rk.RankParams() if self._embedder is not None else rk.RankParams(w_dense=0.0)
         floor = params.floor if min_score is None else float(min_score)
+        div = params.diversity if diversity is None else float(diversity)
+        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
+        # under the lock to the last hit: an erase or archival drops the rows first
         with self._ctx.lock:
             ix = self._index.index(ns)
             words = _search_words(text, v)
             stems = self._index.rs.stems(words)
             scored = self._score_episodes(ix, text, words, stems, v, kt, params)
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
-        # episodes whose facts about the named entities no longer hold at V yield
-        gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
-        score = scored.score.astype(np.float64)
-        score[gone] *= _ENDED
-        order = np.argsort(-score, kind="stable")
-
-        def ranked(top: int) -> list[dict[str, Any]]:
-            # dicts for the best `top` only: building one per candidate cost ~5 ms at 10^5
-            return [
-                {
-                    "id": ix.ids[int(scored.rows[j])],
-                    "score": float(score[j]),
-                    "ended": bool(gone[j]),
-                    "channels": {
-                        "bm25": round(float(scored.bm25[j]), 6),
-                        "dense": round(float(scored.dense[j]), 6),
-                        "novelty": round(scored.novelty, 6),
-                    },
-                }
-                for j in order[:top]
-            ]
-
-        div = params.diversity if diversity is None else float(diversity)
-        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
-        found = self._episode_hits(ranked(max(4 * pool, 32)), pool)
-        if len(found) < pool < order.size:  # many erased or archived since the load
-            found = self._episode_hits(ranked(order.size), pool)
-        if div > 0:
-            found = _diversified(ix, found, div, params.near_duplicate)
+            # episodes whose facts about the named entities no longer hold at V yield
+            gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+            score = scored.score.astype(np.float64)
+            score[gone] *= _ENDED
+            top = _vectors.top_stable(score, pool)
+            top = top[np.argsort(-score[top], kind="stable")]  # best first, ties by row
+            found = [_episode_hit(ix, scored, int(j), float(score[j]), bool(gone[j])) for j in top]
+            if div > 0:
+                found = _diversified(ix, found, div, params.near_duplicate)
         hits = found + facts[: max(1, k // 3)]
         hits.sort(key=lambda h: -h.score)
-        keep = rk.abstain([h.score for h in hits], floor, params.tail)
-        hits = [h for h, ok in zip(hits, keep, strict=True) if ok][:k]
+        best = hits[0].score if hits else 0.0
+        # the decision to answer weighs relevance, meaning and a named day (`_evidence`);
+        # a caller's stricter min_score is a plain floor on relevance
+        ev = scored.evidence(best) if floor <= params.floor else Evidence(best)
+        if not hits or not answers(ev, floor):
+            return []
+        # once answering, the k best come back: the floor decided whether, not how many
+        hits = [h for h in hits if h.score >= floor * params.tail][:k]
         # after ranking (this answer is unmoved); what clears the default floor counts as
-        # used: hits a caller asked for below it (min_score) are not the engine's answer
-        self._uses.note(ns, used_episodes(h for h in hits if h.score >= params.floor), ix)
+        # used, and the best hit of a default answer: not hits a caller asked for below it
+        used = [h for h in hits if h.score >= params.floor]
+        if min_score is None and hits and hits[0] not in used:
+            used.insert(0, hits[0])
+        self._uses.note(ns, used_episodes(used), ix)
         return hits
 
     def _score_episodes(
@@ -235,8 +236,10 @@ class Recaller:
             q = self._embedder.embed([content])[0]
             turn, context = ix.vectors.cosines(q)
             dense = [turn[cand], context[cand]]
+            meaning, crowded = crowd(turn[cand])
         else:
             dense = [np.zeros(cand.size, dtype=np.float32)]
+            meaning = crowded = 0.0
         bm_c = rk.bm25_coverage(bm[cand], best) * np.float32(1.0 - novelty)
         dn_c = np.mean([rk.cosine_to_unit(d) for d in dense], axis=0)
         sub = np.arange(cand.size)
@@ -263,44 +266,42 @@ class Recaller:
             last_used=self._uses.last_used(ix, until=min(v, kt))[c],
             importance=ix.importance[c],
         )
-        return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty)
-
-    def _episode_hits(self, ranked: Sequence[dict[str, Any]], k: int) -> list[Hit]:
-        """The first `k` of `ranked` still live (not erased or archived since the load)."""
-        hits: list[Hit] = []
-        for at in range(0, len(ranked), k):
-            hits += self._some_episode_hits(ranked[at : at + k])
-            if len(hits) >= k:
-                break
-        return hits[:k]
-
-    def _some_episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
-        rows = self._index.rs.episode_rows(e["id"] for e in ranked)
-        hits = []
-        for e in ranked:
-            r = rows.get(e["id"])
-            if r is None or r.get("archived"):  # erased or archived since the load
-                continue
-            q = bool(r["quarantined"])
-            hits.append(
-                Hit(
-                    kind="episode",
-                    text=r["text"],
-                    score=round(e["score"], 6),
-                    channels=e["channels"],
-                    episode_id=r["id"],
-                    source=r.get("source"),
-                    speaker=r["speaker"],
-                    author_kind=r["author_kind"],
-                    occurred_at=r["occurred_at"],
-                    recorded_at=r["recorded_at"],
-                    status="quarantined" if q else ("ended" if e.get("ended") else "current"),
-                    quarantined=q,
-                    warning=WARNING.format(author=r["author_kind"]) if q else None,
-                    evidence=[r["id"]],
-                )
+        dated = 0.0
+        if window is not None and window.end - window.start <= params.narrow_span:
+            then = (ix.occurred[c] >= window.start.timestamp()) & (
+                ix.occurred[c] < window.end.timestamp()
             )
-        return hits
+            if then.any():  # the named day's episodes, as if every word had been heard of
+                lift = 1.0 - params.novelty_weight * novelty
+                dated = float(scores[then].max()) / lift if lift > 0 else 0.0
+        return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty, meaning, crowded, dated)
+
+
+def _episode_hit(ix: NamespaceIndex, scored: _Scored, j: int, score: float, ended: bool) -> Hit:
+    """Candidate `j` of `scored` as a hit, from what the index keeps of its episode."""
+    assert ix.shown is not None
+    r = ix.shown.row(int(scored.rows[j]))
+    q = bool(r["quarantined"])
+    return Hit(
+        kind="episode",
+        text=r["text"],
+        score=round(score, 6),
+        channels={
+            "bm25": round(float(scored.bm25[j]), 6),
+            "dense": round(float(scored.dense[j]), 6),
+            "novelty": round(scored.novelty, 6),
+        },
+        episode_id=r["id"],
+        source=r.get("source"),
+        speaker=r["speaker"],
+        author_kind=r["author_kind"],
+        occurred_at=r["occurred_at"],
+        recorded_at=r["recorded_at"],
+        status="quarantined" if q else ("ended" if ended else "current"),
+        quarantined=q,
+        warning=WARNING.format(author=r["author_kind"]) if q else None,
+        evidence=[r["id"]],
+    )
 
 
 def _search_words(query: str, v: datetime) -> list[str]:

@@ -53,12 +53,12 @@ class Reindexer:
         """Rebuild recall's indexes over every namespace; with `re_embed`, first recompute
         every episode's vectors with the configured embedder and record its identity.
 
-        >>> mem.reindex()["fts"]
-        'rebuilt'
+        >>> mem.reindex()["vector_path"]
+        {'default': 'exact'}
 
-        Without `re_embed` only what is derived is rebuilt: the full-text index,
-        missing search rows and vectors (written by the current model), and the
-        HNSW generation of namespaces above the vector threshold.
+        Without `re_embed` only what is derived is rebuilt: missing search rows and
+        vectors (written by the current model), and the HNSW generation of namespaces
+        above the vector threshold.
         """
         ctx = self._ctx
         ctx.check_open()
@@ -100,9 +100,6 @@ class Reindexer:
                     rs.retire_vector_generation()  # built from the old model's vectors
                     rs.set_embedder_identity(emb.identity())
             derived = self._reindex_derived(re_embed=re_embed, batch_size=batch_size)
-            # a fresh full-text index over every row (also after a tokenizer change)
-            rs.rebuild_fts_index()
-            index.fts = True
             index.clear()
             kinds: dict[str, str] = {}
             for ns in spaces:
@@ -119,7 +116,6 @@ class Reindexer:
             "namespaces": len(spaces),
             "episodes": total,
             "re_embedded": done,
-            "fts": "rebuilt",
             "vector_path": kinds,
             "hnsw_generation": generation,
             "embedder": None if emb is None else emb.identity(),

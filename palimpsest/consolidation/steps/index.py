@@ -32,7 +32,10 @@ class Index:
 
     def check(self, run: Run) -> ConsolidationChange | None:
         """Does recall need a new HNSW generation (`recall._vectors.stale`)? The change
-        to build for, or None. Two counts; `build` builds, without the lock."""
+        to build for, or None. Two counts; `build` builds, without the lock. First, what
+        the run archived leaves recall's cached index (`RecallIndex.archived_changed`)."""
+        if not run.dry_run:
+            self._index.archived_changed(run.namespace)
         if self._embedder is None:
             return None  # recall reads no vectors without an embedder
         threshold = self._index.vector_threshold
