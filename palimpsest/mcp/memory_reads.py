@@ -18,18 +18,20 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ValidationError
 from .memory_graph import (
     COMPAT_PREDICATES,
-    DEFAULT_TYPE,
     ENTITY_TYPE,
     MAX_ENTITIES,
     MAX_OBSERVATIONS,
     MAX_RELATIONS,
     OBSERVATION,
     OBSERVATION_LIMIT,
+    UNTYPED,
     _key,
     _kinds,
     _profile_facts,
     _text,
     build_graph,
+    entity_type,
+    relation_type,
 )
 
 if TYPE_CHECKING:
@@ -40,8 +42,8 @@ if TYPE_CHECKING:
 def read_graph(
     mem: Memory,
     *,
-    limit: int = 50,
-    relation_limit: int = 100,
+    limit: int = MAX_ENTITIES,
+    relation_limit: int = MAX_RELATIONS,
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
@@ -55,8 +57,8 @@ def search_nodes(
     mem: Memory,
     query: str,
     *,
-    limit: int = 50,
-    relation_limit: int = 100,
+    limit: int = MAX_ENTITIES,
+    relation_limit: int = MAX_RELATIONS,
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
@@ -97,25 +99,26 @@ def _page(
         needle=needle,
         type_predicate=ENTITY_TYPE,
         value_predicates=values,
-        kinds=(DEFAULT_TYPE, "value"),
+        kinds=(UNTYPED, "value"),
         offset=offset,
         limit=limit,
     )
     ids = [r["id"] for r in rows]
     types = pages.own_first(ids, ENTITY_TYPE) if ids else {}
     counts = pages.own_counts(ids, OBSERVATION) if ids else {}
+    said = pages.own_lists(ids, OBSERVATION, observation_limit) if ids and counts else {}
     entities = [
         {
             "name": r["name"],
-            "entityType": types.get(r["id"], r["kind"]),
-            "observations": pages.own(r["id"], OBSERVATION, observation_limit)
-            if counts.get(r["id"]) and observation_limit
-            else [],
+            "entityType": entity_type(types.get(r["id"]) or r["kind"] or ""),
+            "observations": said.get(r["id"], []),
         }
         for r in rows
     ]
     found, touching = pages.relations(ids, relation_limit) if ids else ([], 0)
-    relations = [{"from": r["src"], "to": r["dst"], "relationType": r["type"]} for r in found]
+    relations = [
+        {"from": r["src"], "to": r["dst"], "relationType": relation_type(r["type"])} for r in found
+    ]
     # the whole graph's relations for read_graph; for a search, those touching the page
     of = touching if needle else ends // 2
     hidden = sum(counts.values()) - sum(len(e["observations"]) for e in entities)
@@ -126,6 +129,8 @@ def _page(
         summary += f", {hidden} observations left out (open_nodes shows them all)"
     if total - len(entities) or of - len(relations):
         summary += "; narrow with search_nodes or open_nodes, or page with offset"
+    if not (total - len(entities) or of - len(relations) or hidden):
+        return {"entities": entities, "relations": relations}  # the official shape, all of it
     return {
         "entities": entities,
         "relations": relations,
