@@ -20,6 +20,7 @@ from .. import _names as names
 from ..errors import NotFound, UnknownPredicate, ValidationError
 
 if TYPE_CHECKING:
+    from ..graph._transfer import GraphPages
     from ..memory import Memory
     from ..models import Fact
 
@@ -224,6 +225,26 @@ def _profile_facts(mem: Memory, name: str, namespace: str | None) -> list[Fact] 
     return list(profile.outgoing) + incoming
 
 
+def pages(mem: Memory, namespace: str | None) -> GraphPages:
+    """The store's batch reads of the believed graph as of now (one query a batch)."""
+    from ..graph._transfer import GraphPages
+
+    return GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
+
+
+def present_entities(pg: GraphPages, ids: Iterable[str], known: set[str]) -> set[str]:
+    """The entities (by id) in the graph: `known` ones (a fact about them was just read),
+    and those some believed fact mentions (asked only for the rest)."""
+    rest = [i for i in dict.fromkeys(ids) if i not in known]
+    return known | (pg.mentioned(rest) if rest else set())
+
+
+def _typed(pg: GraphPages, ids: Iterable[str]) -> set[str]:
+    """The entities (by id) that have a type: the ones in the graph, in the official sense."""
+    wanted = list(ids)
+    return {r["s"] for r in pg.facts_of(wanted, [ENTITY_TYPE])} if wanted else set()
+
+
 def create_entities(
     mem: Memory, entities: Sequence[Mapping[str, Any]], *, namespace: str | None = None
 ) -> list[dict[str, Any]]:
@@ -234,28 +255,19 @@ def create_entities(
     """
     ensure_vocabulary(mem, namespace=namespace)
     parsed = [_entity_item(e, i) for i, e in enumerate(entities)]
+    pg = pages(mem, namespace)
+    ids = pg.ids([_key(e["name"]) for e in parsed])
+    typed = _typed(pg, (i for i, _ in ids.values()))
     new: list[dict[str, Any]] = []
     batch: set[str] = set()
     for e in parsed:
         key = _key(e["name"])
-        if key in batch or _typed(mem, e["name"], namespace):
+        if key in batch or (key in ids and ids[key][0] in typed):
             continue
         batch.add(key)
         new.append(e)
     mem.assert_many([t for e in new for t in _entity_triples(e)], namespace=namespace)
     return new
-
-
-def _typed(mem: Memory, name: str, namespace: str | None) -> bool:
-    return bool(mem.facts(name, ENTITY_TYPE, namespace=namespace, limit=1))
-
-
-def _in_graph(mem: Memory, name: str, namespace: str | None) -> bool:
-    """Does any believed fact mention `name` (as subject or object)?"""
-    return bool(
-        mem.facts(name, namespace=namespace, limit=1)
-        or mem.facts(None, None, name, namespace=namespace, limit=1)
-    )
 
 
 def _entity_item(raw: object, index: int) -> dict[str, Any]:
@@ -298,29 +310,37 @@ def create_relations(
     namespace: str | None = None,
     created: list[str] | None = None,
 ) -> list[dict[str, str]]:
-    """Add relations not in the graph yet, their types as sent. An end not in the graph
-    is accepted, as the official server does, and becomes an untyped entity (its name
-    appended to `created`)."""
+    """Add relations not in the graph yet, their types as sent. An end that is not an
+    entity of the graph yet is accepted, as the official server does, and becomes an
+    untyped entity (its name appended to `created`)."""
     parsed = [_relation_item(r, i) for i, r in enumerate(relations)]
+    preds: dict[str, str] = {}
+    for _, _, rtype in parsed:
+        if rtype not in preds:
+            preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
+    pg = pages(mem, namespace)
+    ids = {k: v[0] for k, v in pg.ids([_key(n) for s, d, _ in parsed for n in (s, d)]).items()}
+    # one read: the relations already there, and which ends have a type
+    rows = pg.facts_of(list(ids.values()), [*preds.values(), ENTITY_TYPE]) if ids else []
+    have = {(r["s"], r["p"], r["o"]) for r in rows}
+    typed = {r["s"] for r in rows if r["p"] == ENTITY_TYPE}
     items: list[dict[str, Any]] = []
     out: list[dict[str, str]] = []
     batch: set[tuple[str, str, str]] = set()
-    preds: dict[str, str] = {}
     ends: dict[str, str] = {}
     for src, dst, rtype in parsed:
-        if rtype not in preds:
-            preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
         pred = preds[rtype]
         triple = (_key(src), pred, _key(dst))
-        if triple in batch or mem.facts(src, pred, dst, namespace=namespace, limit=1):
+        sid, oid = ids.get(triple[0]), ids.get(triple[2])
+        if triple in batch or (sid and oid and (sid, pred, oid) in have):
             continue
         batch.add(triple)
-        for end in (src, dst):
-            ends.setdefault(_key(end), end)
+        ends.setdefault(triple[0], src)
+        ends.setdefault(triple[2], dst)
         items.append({"subject": src, "predicate": pred, "object": dst})
         out.append({"from": src, "to": dst, "relationType": rtype})
     if created is not None:
-        created += [n for n in ends.values() if not _in_graph(mem, n, namespace)]
+        created += [n for k, n in ends.items() if ids.get(k) not in typed]
     mem.assert_many(items, namespace=namespace)
     return out
 
@@ -338,17 +358,26 @@ def add_observations(
         contents = [
             names.clean_name(c, field="contents") for c in _strings(raw.get("contents"), "contents")
         ]
-        if _profile_facts(mem, name, namespace) is None:
-            raise NotFound(f"Entity with name {name} not found", name=name[:80])
         parsed.append((name, contents))
+    pg = pages(mem, namespace)
+    ids = {k: v[0] for k, v in pg.ids([_key(n) for n, _ in parsed]).items()}
+    rows = pg.facts_of(list(ids.values()), [OBSERVATION, ENTITY_TYPE]) if ids else []
+    have: dict[str, set[str]] = {}
+    for r in rows:
+        if r["p"] == OBSERVATION:
+            have.setdefault(r["s"], set()).add(_key(r["obj"] or ""))
+    present = present_entities(pg, ids.values(), {r["s"] for r in rows})
+    for name, _ in parsed:
+        if ids.get(_key(name)) not in present:
+            raise NotFound(f"Entity with name {name} not found", name=name[:80])
     items: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for name, contents in parsed:
-        have = {_key(f.object or "") for f in mem.facts(name, OBSERVATION, namespace=namespace)}
+        known = have.setdefault(ids[_key(name)], set())
         added = []
         for text in contents:
-            if _key(text) not in have:
-                have.add(_key(text))
+            if _key(text) not in known:
+                known.add(_key(text))
                 added.append(text)
                 items.append({"subject": name, "predicate": OBSERVATION, "object": text})
         results.append({"entityName": name, "addedObservations": added})
