@@ -60,6 +60,7 @@ _CREATE_VERSIONS = (
 # COPY is cheaper (100 slots: ~220 ms one by one, ~35 ms as a COPY; bench/mcp_compat.py)
 STATES_FEW = 16
 
+
 class SlotStore(StoreBase):
     """Slots with their packed state, assertions, fact versions."""
 
