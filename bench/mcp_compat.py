@@ -16,12 +16,14 @@ Writes bench/results/mcp-compat-<date>.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -69,11 +71,12 @@ def workload(seed: int = 7) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-async def startup(params: Any, log: Path) -> float:
+@contextlib.asynccontextmanager
+async def connected(params: Any, log: Path) -> AsyncIterator[Any]:
+    """An initialised client session on a fresh server that has listed its tools."""
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
-    t0 = time.perf_counter()
     with log.open("a") as err:
         async with (
             stdio_client(params, errlog=err) as (read, write),
@@ -81,29 +84,26 @@ async def startup(params: Any, log: Path) -> float:
         ):
             await session.initialize()
             await session.list_tools()
-            return (time.perf_counter() - t0) * 1000
+            yield session
+
+
+async def startup(params: Any, log: Path) -> float:
+    t0 = time.perf_counter()
+    async with connected(params, log):
+        return (time.perf_counter() - t0) * 1000
 
 
 async def timed(
     params: Any, calls: list[tuple[str, dict[str, Any]]], log: Path
 ) -> dict[str, list[float]]:
-    from mcp import ClientSession
-    from mcp.client.stdio import stdio_client
-
     out: dict[str, list[float]] = {}
-    with log.open("a") as err:
-        async with (
-            stdio_client(params, errlog=err) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.list_tools()
-            for tool, arguments in calls:
-                t0 = time.perf_counter()
-                r = await session.call_tool(tool, arguments)
-                out.setdefault(tool, []).append((time.perf_counter() - t0) * 1000)
-                if r.is_error:
-                    raise RuntimeError(f"{tool}: {r.content[0].text}")
+    async with connected(params, log) as session:
+        for tool, arguments in calls:
+            t0 = time.perf_counter()
+            r = await session.call_tool(tool, arguments)
+            out.setdefault(tool, []).append((time.perf_counter() - t0) * 1000)
+            if r.is_error:
+                raise RuntimeError(f"{tool}: {r.content[0].text}")
     return out
 
 
