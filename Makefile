@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: setup chromium demo test check lint typecheck pytest bench bench-ui screenshots clean
+.PHONY: setup chromium mcp-peer demo test check lint typecheck pytest bench bench-ui bench-mcp screenshots clean
 
 setup: $(STAMP) chromium
 
@@ -24,6 +24,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -e ".[models,server,dev]"
 	touch $(STAMP)
 
+# the official MCP memory server, which tests/test_mcp_compat.py compares against (the test
+# installs it the same way on first use); npm is the only registry it needs
+MCP_PEER := .cache/mcp-peer
+mcp-peer:
+	test -f $(MCP_PEER)/node_modules/@modelcontextprotocol/server-memory/dist/index.js || \
+	  npm install --prefix $(MCP_PEER) --no-audit --no-fund --no-save \
+	    @modelcontextprotocol/server-memory@2026.8.31
+
 demo: setup
 	$(BIN)/palimpsest demo
 
@@ -36,13 +44,16 @@ lint:
 typecheck:
 	$(BIN)/mypy palimpsest
 
-pytest: setup
+pytest: setup mcp-peer
 	$(BIN)/pytest
 
 test: check pytest
 
 bench: setup
 	$(BIN)/python bench/core.py
+
+bench-mcp: setup mcp-peer
+	$(BIN)/python bench/mcp_compat.py
 
 bench-ui: setup
 	$(BIN)/python bench/ui.py
@@ -52,4 +63,4 @@ screenshots: setup
 	PALIMPSEST_SCREENSHOTS=docs $(BIN)/pytest tests/test_ui_browser.py -q
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache

@@ -81,12 +81,10 @@ def test_commands_name_the_server_holding_the_memory(
         f"error [memory_locked]: the memory at {str(mem_path)!r} is held by a palimpsest "
         f"server at http://127.0.0.1:{port} (pid {proc.pid}); use the HTTP API or stop the server"
     )
-    # writes, and verbs the server does not offer to the CLI, name the server
-    for argv in (
-        ["assert", "user", "lives_in", "Perth"],
-        ["retract", "f_nope"],
-        ["consolidate"],
-    ):
+    # verbs the server does not offer to the CLI name the server
+    facts_file = mem_path.parent / "facts.jsonl"
+    facts_file.write_text('{"subject": "user", "predicate": "likes", "object": "rain"}\n')
+    for argv in (["consolidate"], ["import", str(facts_file), "--format", "facts"]):
         code, out, err = run_cli(capsys, "--path", str(mem_path), *argv)
         assert code == 2, (argv, out, err)
         assert err.strip() == named, (argv, err)
@@ -114,6 +112,37 @@ def test_commands_name_the_server_holding_the_memory(
     assert code == 2
     assert err.startswith("error [naive_datetime]: "), err
 
+    # writes go through the server too: nobody is told to stop it to add a fact
+    p = str(mem_path)
+    code, out, err = run_cli(capsys, "--path", p, "assert", "user", "likes", "tea", "--json")
+    assert code == 0, err
+    tea = json.loads(out)
+    assert (tea["object"], tea["status"]) == ("tea", "current")
+    code, out, err = run_cli(capsys, "--path", p, "facts", "user", "likes", "--json")
+    assert [f["object"] for f in json.loads(out)] == ["tea"]
+    code, out, err = run_cli(capsys, "--path", p, "retract", tea["id"], "--reason", "typo")
+    assert code == 0 and out.startswith(f"retracted {tea['id']}"), err
+    code, out, err = run_cli(capsys, "--path", p, "facts", "user", "likes", "--json")
+    assert json.loads(out) == []
+    code, _, err = run_cli(capsys, "--path", p, "retract", "fa_nope")
+    assert code == 2 and err.startswith("error [not_found]: "), err
+    code, out, err = run_cli(
+        capsys, "--path", p, "assert", "user", "born_in", "Oslo", "--from", "always", "--json"
+    )
+    assert code == 0 and json.loads(out)["valid_from"] is None, err
+    code, out, err = run_cli(
+        capsys, "--path", p, "end", "user", "lives_in", "--at", "2025-01-01T00:00:00Z", "--json"
+    )
+    assert code == 0 and json.loads(out)["applied"] is True, err
+    code, out, err = run_cli(capsys, "--path", p, "remember", "I adopted a cat.", "--json")
+    assert code == 0 and json.loads(out)["text"] == "I adopted a cat.", err
+    code, out, err = run_cli(
+        capsys, "--path", p, "define-predicate", "pet", "--cardinality", "many", "--json"
+    )
+    assert code == 0 and json.loads(out)["name"] == "pet", err
+    code, out, err = run_cli(capsys, "--path", p, "erase", tea["id"], "--json")
+    assert code == 0 and [t["id"] for t in json.loads(out)] == [tea["id"]], err
+
     # a second server on the same directory is refused with the same message
     code, _, err = run_cli(capsys, "--path", str(mem_path), "serve", "--port", str(free_port()))
     assert code == 2
@@ -124,9 +153,11 @@ def test_commands_name_the_server_holding_the_memory(
     _, server_err = proc.communicate(timeout=SHUTDOWN_S)
     assert "Traceback" not in server_err, server_err
     assert not (mem_path / ADDRESS_FILE).exists()
-    code, out, err = run_cli(capsys, "--path", str(mem_path), "facts", "user", "lives_in", "--json")
+    code, out, err = run_cli(capsys, "--path", p, "facts", "user", "--json")
     assert code == 0, err
-    assert [f["object"] for f in json.loads(out)] == ["Sydney"]
+    assert [f["object"] for f in json.loads(out)] == ["Oslo"]  # what went through the server
+    code, out, err = run_cli(capsys, "--path", p, "history", "user", "lives_in", "--json")
+    assert "ended" in [f["status"] for f in json.loads(out)]
     code, _, err = run_cli(capsys, "--path", str(mem_path), "assert", "user", "likes", "tea")
     assert code == 0, err
 

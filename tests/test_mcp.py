@@ -227,7 +227,7 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
                 {"from": "Berlin", "to": "Mira", "relationType": "is home of"},
             ],
         )
-        assert [r["relationType"] for r in rels["relations"]] == ["lives_in", "is_home_of"]
+        assert [r["relationType"] for r in rels["relations"]] == ["lives_in", "is home of"]
         added = await _call(
             session,
             "add_observations",
@@ -268,9 +268,11 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
             {"name": "Mira", "entityType": "person", "observations": ["plays the cello"]}
         ]
         assert graph["relations"] == []
-        assert graph["omitted"] == {"entities": 0, "relations": 0, "observations": 0}
-        # a delete is a retraction: history still has the relation
-        history = await _call(session, "history", subject="Mira", predicate="lives_in")
+        assert "omitted" not in graph  # the whole graph: the official shape, nothing more
+        # a delete is a retraction: history still has the relation (`lives_in` is the
+        # engine's one-valued predicate, so the additive relation is stored coded)
+        coded = compat.relation_predicate_name("lives_in", plain=False)
+        history = await _call(session, "history", subject="Mira", predicate=coded)
         assert [f["status"] for f in history["facts"]] == ["retracted"]
 
         await _call(
@@ -284,8 +286,9 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
 
         # the bound is stated and enforced
         listed = {t.name: t for t in (await session.list_tools()).tools}
-        assert "500 at most" in (listed["read_graph"].description or "")
-        assert listed["read_graph"].input_schema["properties"]["limit"]["maximum"] == 500
+        assert "10000 at most" in " ".join((listed["read_graph"].description or "").split())
+        bound = listed["read_graph"].input_schema["properties"]["limit"]["maximum"]
+        assert bound == compat.MAX_ENTITIES
         flood = await session.call_tool("read_graph", {"limit": 100_000})
         assert flood.is_error
 
@@ -299,14 +302,18 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
 
 
 # --- the mapping, in process -----------------------------------------------------------------
-def test_relation_predicate_names() -> None:
-    assert compat.relation_predicate_name("is friends with") == "is_friends_with"
-    assert compat.relation_predicate_name("Works-For") == "works_for"
-    assert compat.relation_predicate_name("2nd cousin of") == "r_2nd_cousin_of"
-    assert compat.relation_predicate_name("同僚").startswith("rel_")
-    assert compat.relation_predicate_name("同僚") == compat.relation_predicate_name("同僚")
+def test_relation_types_come_back_as_sent() -> None:
+    for sent in ("knows", "is friends with", "WORKS_AT", "Works-For", "visitó", "住んでいる"):
+        name = compat.relation_predicate_name(sent)
+        assert compat.relation_type(name) == sent
+        assert name == sent or name.startswith("rt_")
+    assert compat.relation_predicate_name("knows") == "knows"  # snake_case is its own name
+    assert compat.relation_predicate_name("knows", plain=False) != "knows"
+    assert compat.relation_type("lives_in") == "lives_in"
     with pytest.raises(ValidationError):
         compat.relation_predicate_name("  ")
+    with pytest.raises(ValidationError, match="at most 38 bytes"):
+        compat.relation_predicate_name("X" * 39)
 
 
 def _abcd(mem: Memory) -> None:
@@ -330,7 +337,7 @@ def test_read_graph_pages_and_counts_what_it_leaves_out(mem: Memory, clock: Cloc
     inner = compat.read_graph(mem, limit=2, relation_limit=1)
     assert inner["relations"] == [{"from": "a", "to": "c", "relationType": "r"}]
     # observations are bounded per entity too; open_nodes shows them all
-    many = [f"note {i:02}" for i in range(compat.OBSERVATION_LIMIT + 5)]
+    many = [f"note {i:04}" for i in range(compat.OBSERVATION_LIMIT + 5)]
     compat.add_observations(mem, [{"entityName": "d", "contents": many}])
     clock.tick()
     d = compat.search_nodes(mem, "note 1")
@@ -355,7 +362,7 @@ def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) 
     clock.tick()
     compat.create_relations(mem, [{"from": "Ada", "to": "a", "relationType": "works at"}])
     mem.assert_fact("Ada", "age", "36")  # a value object: type "value"
-    mem.assert_fact("b", "knows", "Zed")  # an end with no type: "thing"
+    mem.assert_fact("b", "knows", "Zed")  # an end with no type: ""
     mem.assert_fact("Ada", "likes", "jazz", author_kind="agent")  # quarantined: not shown
     clock.tick()
     compat.delete_relations(mem, [{"from": "a", "to": "b", "relationType": "r"}])
@@ -372,8 +379,8 @@ def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) 
         return ents, rels
 
     whole = compat.read_graph(mem, limit=500, relation_limit=1000)
-    assert norm(whole) == norm(snapshot) and whole["omitted"]["entities"] == 0
-    for needle in ("ROW", "thing", "value", "a", "tea", "zed", "nothing at all"):
+    assert norm(whole) == norm(snapshot) and "omitted" not in whole
+    for needle in ("ROW", "person", "value", "a", "tea", "zed", "nothing at all"):
         found = compat.search_nodes(mem, needle, limit=500, relation_limit=1000)
         want = [
             e
@@ -387,7 +394,7 @@ def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) 
         assert norm(found) == norm({"entities": want, "relations": rels}), needle
 
 
-def test_vocabulary_relations_keep_their_cardinality(mem: Memory, clock: Clock) -> None:
+def test_relations_are_additive_and_leave_the_vocabulary_alone(mem: Memory, clock: Clock) -> None:
     compat.create_entities(
         mem,
         [
@@ -397,16 +404,28 @@ def test_vocabulary_relations_keep_their_cardinality(mem: Memory, clock: Clock) 
         ],
     )
     clock.tick()
-    compat.create_relations(mem, [{"from": "Ada", "to": "Acme", "relationType": "works at"}])
+    compat.create_relations(mem, [{"from": "Ada", "to": "Acme", "relationType": "works_at"}])
     clock.tick()
-    compat.create_relations(mem, [{"from": "Ada", "to": "Globex", "relationType": "works_at"}])
-    clock.tick()
-    rels = compat.open_nodes(mem, ["ada"])["relations"]
-    assert rels == [{"from": "Ada", "to": "Globex", "relationType": "works_at"}]  # one employer
-    compat.delete_relations(mem, [{"from": "Ada", "to": "Globex", "relationType": "works at"}])
+    two = [
+        {"from": "Ada", "to": "Globex", "relationType": "works_at"},
+        {"from": "Ada", "to": "Globex", "relationType": "works at"},
+    ]
+    assert compat.create_relations(mem, two) == two
     clock.tick()
     rels = compat.open_nodes(mem, ["Ada"])["relations"]
-    assert rels == [{"from": "Ada", "to": "Acme", "relationType": "works_at"}]  # as before
+    assert sorted((r["to"], r["relationType"]) for r in rels) == [
+        ("Acme", "works_at"),
+        ("Globex", "works at"),
+        ("Globex", "works_at"),
+    ]  # the official server keeps every one; so does this
+    assert mem.predicate("works_at").cardinality == "one"  # the engine's meaning is untouched
+    compat.delete_relations(mem, [{"from": "Ada", "to": "Globex", "relationType": "works_at"}])
+    clock.tick()
+    rels = compat.open_nodes(mem, ["Ada"])["relations"]
+    assert sorted((r["to"], r["relationType"]) for r in rels) == [
+        ("Acme", "works_at"),
+        ("Globex", "works at"),
+    ]
 
 
 def test_delete_entity_is_a_retraction_that_keeps_others(mem: Memory, clock: Clock) -> None:
@@ -441,11 +460,26 @@ def test_delete_entity_is_a_retraction_that_keeps_others(mem: Memory, clock: Clo
     assert [f.object for f in mem.facts("Ada", "observation", known_at=before)] == ["likes tea"]
     with pytest.raises(NotFound, match="Entity with name Ada not found"):
         compat.add_observations(mem, [{"entityName": "Ada", "contents": ["x"]}])
-    with pytest.raises(NotFound):
-        compat.create_relations(mem, [{"from": "Ada", "to": "Zed", "relationType": "knows"}])
-    compat.create_entities(mem, [{"name": "Bo", "entityType": "person", "observations": []}])
-    with pytest.raises(ValidationError, match="reserved"):
-        compat.create_relations(mem, [{"from": "Bo", "to": "Bo", "relationType": "Observation"}])
+    # a relation may name entities not in the graph (as in the official server): they are
+    # created, untyped, and the caller is told
+    created: list[str] = []
+    rel = {"from": "Ada", "to": "Zed", "relationType": "knows"}
+    assert compat.create_relations(mem, [rel], created=created) == [rel]
+    assert created == ["Ada", "Zed"]
+    clock.tick()
+    assert compat.open_nodes(mem, ["Zed"])["entities"] == [
+        {"name": "Zed", "entityType": "", "observations": []}
+    ]
+    # a relation named like the compat predicates stays a relation
+    compat.create_entities(mem, [{"name": "Bo", "entityType": "person", "observations": ["x"]}])
+    clock.tick()
+    obs = {"from": "Bo", "to": "Bo", "relationType": "observation"}
+    compat.create_relations(mem, [obs])
+    clock.tick()
+    assert compat.open_nodes(mem, ["Bo"]) == {
+        "entities": [{"name": "Bo", "entityType": "person", "observations": ["x"]}],
+        "relations": [obs],
+    }
 
 
 def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> None:
@@ -461,7 +495,7 @@ def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> No
     assert counts == {"entities": 2, "observations": 2, "relations": 2, "skipped": 1}
     clock.tick()
     out = [json.loads(line) for line in compat.export_memory_json(mem)]
-    assert {"type": "entity", "name": "Tokyo", "entityType": "thing", "observations": []} in out
+    assert {"type": "entity", "name": "Tokyo", "entityType": "", "observations": []} in out
     assert {
         "type": "entity",
         "name": "Mira",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -214,9 +215,26 @@ def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    headers = exc.headers
+    if exc.status_code == 405 and (allowed := _allowed(request)):
+        # Starlette names only the methods of the first route that matched the path
+        headers = {**(headers or {}), "Allow": ", ".join(allowed)}
     return problem_response(
-        code, exc.status_code, detail, instance=request.url.path, headers=exc.headers
+        code, exc.status_code, detail, instance=request.url.path, headers=headers
     )
+
+
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method the OpenAPI document lists for this path (the Allow header of a 405)."""
+    paths: dict[str, Any] = request.app.openapi().get("paths", {})
+    for template, item in paths.items():
+        shape = "^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$"
+        if re.match(shape, request.url.path):
+            return sorted(m.upper() for m in item if m in _METHODS)
+    return []
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -226,8 +244,70 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+# What every operation may answer besides its success, all as problems: the gate (401,
+# 403), a bad or oversized body (400, 413, 415), the engine's codes (STATUS) and a store
+# that is closing or failing (503). Listed on every operation so a client generated
+# from /openapi.json meets no status or content type it was not told about.
+_ERRORS = {
+    400: "Malformed request (e.g. a body that is not JSON).",
+    401: "No token, or an unknown one.",
+    403: "The token has no access to this namespace or verb.",
+    404: "No such fact, episode, entity or item.",
+    405: "Method not allowed on this path.",
+    406: "Not acceptable.",
+    409: "Conflict (e.g. erased, not quarantined, later work resting on it).",
+    413: "Too large (body, batch or a value).",
+    415: "Unsupported media type.",
+    422: "Invalid input: a bad name, time, window or value (`details.field` says which).",
+    423: "The memory is held by another process.",
+    500: "Internal error.",
+    503: "The store is closed or failing; try again.",
+}
+_PROBLEM_SCHEMA = {
+    "type": "object",
+    "required": ["type", "title", "status", "code"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string", "description": "Stable error code: switch on this."},
+        "instance": {"type": "string"},
+        "details": {"type": "object"},
+    },
+}
+
+
+def document(schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document with every error status each operation may answer, as
+    `application/problem+json` (FastAPI's own 422 is `application/json`: replaced)."""
+    schema.setdefault("components", {}).setdefault("schemas", {})["Problem"] = _PROBLEM_SCHEMA
+    ref = {"$ref": "#/components/schemas/Problem"}
+    for item in schema.get("paths", {}).values():
+        for op in item.values():
+            if not isinstance(op, dict) or "responses" not in op:
+                continue
+            for status, why in _ERRORS.items():
+                op["responses"][str(status)] = {
+                    "description": why,
+                    "content": {PROBLEM_JSON: {"schema": ref}},
+                }
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schema["components"]["schemas"].pop(unused, None)
+    return schema
+
+
 def install(app: FastAPI) -> None:
-    """Route every error the app can raise through the problem format."""
+    """Route every error the app can raise through the problem format, and say so in the
+    OpenAPI document."""
+    plain = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document(plain())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_exception_handler(PalimpsestError, _engine_error)
     app.add_exception_handler(Problem, _server_problem)
     app.add_exception_handler(RequestValidationError, _validation)

@@ -1,26 +1,40 @@
-"""The read verbs of `Memory`, answered over HTTP by the server that holds the directory.
+"""The verbs of `Memory` the CLI uses, answered over HTTP by the server holding the directory.
 
     >>> with RemoteMemory(read_address(Path("palimpsest-data")), path="palimpsest-data") as mem:
+    ...     mem.assert_fact("user", "lives_in", "Perth")
     ...     mem.facts("user", "lives_in", valid_at="2024-09-01T00:00:00Z")
 
 While `palimpsest serve` holds a memory, Kùzu keeps every other process out, so
-the CLI's read commands (facts, history, entity, snapshot, changes, recall,
-predicates, stats) go through the server instead and print the same models.
-Anything else (a write, a consolidation) raises `MemoryLocked` naming the
-server: writes through a side door would bypass the server's tokens and
-namespaces. Engine errors come back with their own codes.
+the CLI's reads (facts, history, entity, snapshot, changes, recall, predicates,
+stats) and writes (assert, end, retract, erase, remember, define-predicate) go
+through the server instead, with its tokens and namespaces, and print the same
+models: nobody is told to stop the server to add a fact. Anything else (a
+consolidation, an import) raises `MemoryLocked` naming the server. Engine errors
+come back with their own codes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
+from ..engine.rows import UNSET
 from ..errors import MemoryLocked, PalimpsestError
-from ..models import Changes, EntityProfile, Fact, Hit, Predicate, Snapshot, Stats
+from ..models import (
+    Changes,
+    EntityProfile,
+    Episode,
+    Fact,
+    Hit,
+    Predicate,
+    Snapshot,
+    Stats,
+    Tombstone,
+)
 from .address import Address, held_message
 
 PAGE = 1000
@@ -79,10 +93,15 @@ class RemoteMemory:
 
     # --- transport ----------------------------------------------------------------------------
     def _get(self, url: str, **params: Any) -> Any:
+        return self._send("GET", url, None, params)
+
+    def _send(
+        self, method: str, url: str, body: dict[str, Any] | None, params: dict[str, Any]
+    ) -> Any:
         query = {k: v for k, v in params.items() if v is not None}
         query["namespace"] = self.namespace
         try:
-            r = self._http.get(url, params=query)
+            r = self._http.request(method, url, params=query, json=body)
         except httpx.HTTPError:
             raise self.held(" (it did not answer)") from None
         if r.status_code in (401, 403):
@@ -97,6 +116,73 @@ class RemoteMemory:
             err.code = code  # a code this client does not know keeps its name
             raise err
         return r.json()
+
+    # --- the writes -------------------------------------------------------------------------------
+    def assert_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        valid_from: Any = UNSET,
+        valid_to: str | None = None,
+        confidence: float = 1.0,
+        author_kind: str = "user",
+        evidence: Sequence[str] = (),
+        occurred_at: str | None = None,
+    ) -> Fact:
+        body: dict[str, Any] = {
+            "subject": subject,
+            "predicate": predicate,
+            "object": object,
+            "valid_to": valid_to,
+            "confidence": confidence,
+            "author_kind": author_kind,
+            "evidence": list(evidence),
+            "occurred_at": occurred_at,
+        }
+        if valid_from is not UNSET:  # left out: the statement's time; None: since always
+            body["valid_from"] = valid_from
+        return Fact.model_validate(self._send("POST", "/v1/facts", body, {}))
+
+    def end_fact(
+        self, subject: str, predicate: str, object: str | None = None, *, at: Any = UNSET
+    ) -> Fact:
+        body = {"subject": subject, "predicate": predicate, "object": object}
+        if at is not UNSET:
+            body["at"] = at
+        return Fact.model_validate(self._send("POST", "/v1/facts:end", body, {}))
+
+    def retract(self, fact_id: str, *, reason: str | None = None) -> Fact:
+        url = f"/v1/facts/{quote(fact_id, safe='')}:retract"
+        return Fact.model_validate(self._send("POST", url, {"reason": reason}, {}))
+
+    def erase(self, item_id: str, *, reason: str | None = None) -> list[Tombstone]:
+        url = "/v1/items/" + quote(item_id, safe="")
+        rows = self._send("DELETE", url, None, {"reason": reason})
+        return [Tombstone.model_validate(t) for t in rows]
+
+    def remember(self, text: str, **fields: Any) -> Episode:
+        body = {"text": text, **{k: v for k, v in fields.items() if v is not None}}
+        return Episode.model_validate(self._send("POST", "/v1/episodes", body, {}))
+
+    def define_predicate(
+        self,
+        name: str,
+        cardinality: str = "many",
+        *,
+        aliases: Sequence[str] = (),
+        inverse: str | None = None,
+        object_kind: str = "entity",
+    ) -> Predicate:
+        body = {
+            "cardinality": cardinality,
+            "aliases": list(aliases),
+            "inverse": inverse,
+            "object_kind": object_kind,
+        }
+        url = "/v1/predicates/" + quote(name, safe="")
+        return Predicate.model_validate(self._send("PUT", url, body, {}))
 
     # --- the reads --------------------------------------------------------------------------------
     def facts(

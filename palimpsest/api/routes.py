@@ -29,11 +29,15 @@ from ..models import (
 )
 from .schemas import (
     MAX_BATCH,
+    NAME_SHAPE,
+    PREDICATE_SHAPE,
+    TEXT_SHAPE,
     AssertBatch,
     AssertRequest,
     ConsolidationStatus,
     EndRequest,
     Health,
+    NodeLinkGraph,
     Page,
     PredicateRequest,
     RememberBatch,
@@ -176,9 +180,11 @@ def erase(
 @router.get("/facts", response_model=Page[Fact], tags=["facts"])
 def facts(
     access: Reader,
-    subject: Annotated[str | None, Query(max_length=512)] = None,
-    predicate: Annotated[str | None, Query(max_length=512)] = None,
-    object: Annotated[str | None, Query(max_length=512)] = None,
+    subject: Annotated[str | None, Query(max_length=512, json_schema_extra=NAME_SHAPE)] = None,
+    predicate: Annotated[
+        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
+    ] = None,
+    object: Annotated[str | None, Query(max_length=512, json_schema_extra=NAME_SHAPE)] = None,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
     include_quarantined: bool = False,
@@ -202,8 +208,10 @@ def facts(
 @router.get("/history", response_model=list[Fact], tags=["facts"])
 def history(
     access: Reader,
-    subject: Annotated[str, Query(max_length=512)],
-    predicate: Annotated[str | None, Query(max_length=512)] = None,
+    subject: Annotated[str, Query(max_length=512, json_schema_extra=NAME_SHAPE)],
+    predicate: Annotated[
+        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
+    ] = None,
 ) -> list[Fact]:
     """Every version ever believed for the subject (and predicate), with tombstones."""
     return access.memory.history(subject, predicate, namespace=access.namespace)
@@ -219,7 +227,7 @@ def entities(access: Reader, limit: Limit = 100, offset: Offset = 0) -> dict[str
 
 @router.get("/entities/{name:path}", response_model=EntityProfile, tags=["entities"])
 def entity(
-    name: Annotated[str, Path(max_length=512)],
+    name: Annotated[str, Path(max_length=512, json_schema_extra=NAME_SHAPE)],
     access: Reader,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
@@ -239,7 +247,9 @@ def predicates(access: Reader) -> list[Predicate]:
 
 @router.put("/predicates/{name}", response_model=Predicate, tags=["predicates"])
 def define_predicate(
-    name: Annotated[str, Path(max_length=200)], body: PredicateRequest, access: Writer
+    name: Annotated[str, Path(max_length=200, json_schema_extra=PREDICATE_SHAPE)],
+    body: PredicateRequest,
+    access: Writer,
 ) -> Predicate:
     """Add a predicate or override one (a cardinality change re-reads its facts)."""
     return access.memory.define_predicate(
@@ -278,7 +288,7 @@ def node_link(snap: Snapshot) -> dict[str, Any]:
 
 @router.get(
     "/snapshot",
-    response_model=Snapshot,
+    response_model=Snapshot | NodeLinkGraph,
     tags=["world model"],
     responses={200: {"description": "A Snapshot, or with format=node-link a networkx graph."}},
 )
@@ -287,7 +297,12 @@ def snapshot(
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
     entity: Annotated[
-        list[str] | None, Query(description="Only these subjects (repeatable).", max_length=200)
+        list[str] | None,
+        Query(
+            description="Only these subjects (repeatable).",
+            max_length=200,
+            json_schema_extra={"items": {"type": "string", **NAME_SHAPE}},
+        ),
     ] = None,
     format: Annotated[
         Literal["json", "node-link"], Query(description="node-link: networkx JSON graph.")
@@ -322,7 +337,15 @@ def changes(
 @router.get("/recall", response_model=list[Hit], tags=["recall"])
 def recall(
     access: Reader,
-    query: Annotated[str, Query(min_length=1, max_length=4000, description="What to look for.")],
+    query: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=4000,
+            description="What to look for.",
+            json_schema_extra=TEXT_SHAPE,
+        ),
+    ],
     k: Annotated[int, Query(ge=1, le=100, description="How many hits at most.")] = 5,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..models import Entity, Explanation, Hit, Neighbourhood, Timeline
 from .routes import KnownAt, ValidAt
+from .schemas import NAME_SHAPE, PREDICATE_SHAPE, TEXT_SHAPE
 from .security import STATE_TOKEN, Reader
 
 router = APIRouter(prefix="/v1")
@@ -82,7 +83,15 @@ def access(request: Request, caller: Reader) -> CallerAccess:
 @router.get("/entities:search", response_model=list[Entity], tags=["entities"])
 def search_entities(
     caller: Reader,
-    q: Annotated[str, Query(min_length=1, max_length=512, description="Part of a name.")],
+    q: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=512,
+            description="Part of a name.",
+            json_schema_extra=NAME_SHAPE,
+        ),
+    ],
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> list[Entity]:
     """Entities whose name or an alias contains `q` (case-insensitive), prefixes first."""
@@ -92,8 +101,10 @@ def search_entities(
 @router.get("/timeline", response_model=Timeline, tags=["facts"])
 def timeline(
     caller: Reader,
-    subject: Annotated[str, Query(max_length=512)],
-    predicate: Annotated[str | None, Query(max_length=512)] = None,
+    subject: Annotated[str, Query(max_length=512, json_schema_extra=NAME_SHAPE)],
+    predicate: Annotated[
+        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
+    ] = None,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
 ) -> Timeline:
@@ -116,7 +127,9 @@ def explanation(
 @router.get("/neighbourhood", response_model=Neighbourhood, tags=["world model"])
 def neighbourhood(
     caller: Reader,
-    entity: Annotated[str, Query(max_length=512, description="The centre.")],
+    entity: Annotated[
+        str, Query(max_length=512, json_schema_extra=NAME_SHAPE, description="The centre.")
+    ],
     hops: Annotated[int, Query(ge=1, le=2)] = 1,
     limit: Annotated[int, Query(ge=1, le=500, description="Most nodes returned.")] = 50,
     valid_at: ValidAt = None,
@@ -136,7 +149,7 @@ def neighbourhood(
 @router.get("/recall:explain", response_model=RecallExplanation, tags=["recall"])
 def recall_explain(
     caller: Reader,
-    query: Annotated[str, Query(min_length=1, max_length=4000)],
+    query: Annotated[str, Query(min_length=1, max_length=4000, json_schema_extra=TEXT_SHAPE)],
     k: Annotated[int, Query(ge=1, le=100)] = 5,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..consolidation.review import MAX_PAGE
 from ..models import ConsolidationChange, Fact, QuarantinedFact
 from .routes import Limit, Offset
 from .schemas import Page
@@ -57,14 +58,19 @@ class ReviewRequest(BaseModel):
 @router.get("/quarantine", response_model=Page[QuarantinedFact], tags=["review"])
 def quarantine(caller: Reader, limit: Limit = 50, offset: Offset = 0) -> dict[str, Any]:
     """Quarantined claims still standing, newest first: why each waits, its evidence."""
-    items = caller.memory.quarantined(
-        limit=limit + 1, offset=offset, namespace=caller.namespace
-    )  # one more than asked: is there a next page?
+
+    def page(n: int, at: int) -> list[Any]:
+        return caller.memory.quarantined(limit=n, offset=at, namespace=caller.namespace)
+
+    # one more than asked tells whether there is a next page; at the engine's page bound,
+    # a second look of one item does
+    items = page(min(limit + 1, MAX_PAGE), offset)
+    more = len(items) > limit or (len(items) == limit == MAX_PAGE and bool(page(1, offset + limit)))
     return {
         "items": items[:limit],
         "limit": limit,
         "offset": offset,
-        "next_offset": offset + limit if len(items) > limit else None,
+        "next_offset": offset + limit if more else None,
     }
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_PATH = "palimpsest-data"  # the facade's default; repeated here to keep --help cheap
 ENV_PATH = "PALIMPSEST_PATH"
 ENV_DEBUG = "PALIMPSEST_DEBUG"
-ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for reads through a running server
+ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for calls through a running server
 AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
 
 
@@ -96,12 +96,10 @@ def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
     try:
         mem = Memory.open(s.path, namespace=s.namespace)
     except MemoryLocked as e:
-        # A running server holds the directory: reads go through it, the rest name it.
-        held = held_by_server(s.path)
-        if held is None:
+        # A running server holds the directory: reads and writes go through it (with its
+        # tokens and namespaces); the verbs it does not offer to the CLI name it.
+        if held_by_server(s.path) is None:
             raise
-        if create:
-            raise held from None
         from ..api.address import read_address
         from ..api.remote import RemoteMemory
 

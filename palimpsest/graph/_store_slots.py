@@ -56,6 +56,11 @@ _CREATE_VERSIONS = (
 )
 
 
+# a state is replaced by a delete and a create, two statements a slot: past a few slots one
+# COPY is cheaper (100 slots: ~220 ms one by one, ~35 ms as a COPY; bench/mcp_compat.py)
+STATES_FEW = 16
+
+
 class SlotStore(StoreBase):
     """Slots with their packed state, assertions, fact versions."""
 
@@ -97,7 +102,7 @@ class SlotStore(StoreBase):
     def states_bulk(rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]] | Bulk:
         """`rows` for `save_slot_states`, with their Arrow table built if it will need one
         (pure: any thread)."""
-        return Bulk.of(STATE_COLUMNS, rows) if FEW < len(rows) <= SCAN_BATCH else rows
+        return Bulk.of(STATE_COLUMNS, rows) if STATES_FEW < len(rows) <= SCAN_BATCH else rows
 
     def save_slot_states(self, rows: Sequence[Mapping[str, Any]] | Bulk) -> None:
         """Replace the packed state of existing slots: rows carry every STATE_COLUMNS
@@ -105,7 +110,7 @@ class SlotStore(StoreBase):
         if isinstance(rows, Bulk):
             load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, rows)
             return
-        if len(rows) <= FEW:
+        if len(rows) <= STATES_FEW:
             for r in rows:
                 self.db.query(
                     "MATCH (x:SlotState {id: $id}) DELETE x"

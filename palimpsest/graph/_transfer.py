@@ -334,6 +334,62 @@ class GraphPages:
         )
         return [r["o"] for r in rows]
 
+    def ids(self, keys: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """{name key: (entity id, display name)} for the keys (`_names.entity_key`) that
+        name an entity."""
+        ns = self.base["ns"]
+        rows = self.db.query(
+            "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) MATCH (e:Entity {id: k.entity_id})"
+            " RETURN k.id AS id, e.id AS e, e.name AS name",
+            ids=[f"{ns}\x1f{k}" for k in dict.fromkeys(keys)],
+        )
+        return {r["id"].split("\x1f", 1)[1]: (r["e"], r["name"]) for r in rows}
+
+    def facts_of(self, entity_ids: Sequence[str], predicates: Sequence[str]) -> list[Row]:
+        """Believed facts about the entities, of these predicates: {s, p, o, obj} (subject
+        id, predicate, object id, object text), one read for a whole batch."""
+        return self.db.query(
+            "UNWIND $ids AS i MATCH (e:Entity {id: i})-[:SUBJ]->(f:Fact)"
+            f" WHERE {_NOW} AND f.predicate IN $preds"
+            " RETURN i AS s, f.predicate AS p, f.object_id AS o, f.object AS obj",
+            **self.base,
+            ids=list(dict.fromkeys(entity_ids)),
+            preds=list(predicates),
+        )
+
+    def mentioned(self, entity_ids: Sequence[str]) -> set[str]:
+        """The entities a believed fact is about, or points at with a predicate not `own`."""
+        params = {**self.base, "ids": list(dict.fromkeys(entity_ids))}
+        about = self.db.query(
+            f"UNWIND $ids AS i MATCH (e:Entity {{id: i}})-[:SUBJ]->(f:Fact) WHERE {_NOW}"
+            " RETURN DISTINCT i",
+            **params,
+        )
+        pointed = self.db.query(
+            f"UNWIND $ids AS i MATCH (f:Fact)-[:OBJ]->(e:Entity {{id: i}}) WHERE {_NOW}"
+            " AND NOT f.predicate IN $own RETURN DISTINCT i",
+            **params,
+            own=self.own_predicates,
+        )
+        return {r["i"] for r in about} | {r["i"] for r in pointed}
+
+    def own_lists(
+        self, entity_ids: Sequence[str], predicate: str, limit: int
+    ) -> dict[str, list[str]]:
+        """Like `own`, for many entities in one read: {entity id: objects}, each list cut
+        at `limit`."""
+        rows = self._own(
+            entity_ids,
+            predicate,
+            "f.object AS o ORDER BY f.recorded_at, lower(f.object), f.assertion_id",
+        )
+        out: dict[str, list[str]] = {}
+        for r in rows:
+            got = out.setdefault(r["s"], [])
+            if len(got) < limit:
+                got.append(r["o"])
+        return out
+
     def own_first(self, entity_ids: Sequence[str], predicate: str) -> dict[str, str]:
         """Each entity's object of a one-valued `predicate` (its type), where it has one."""
         rows = self._own(entity_ids, predicate, "f.object AS o ORDER BY f.recorded_at")

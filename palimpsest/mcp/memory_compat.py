@@ -16,27 +16,29 @@ MCP tools rely on it):
 - an entity is a Palimpsest entity of that name; its entityType is the fact
   (name, `entity_type`, type), a `one`-valued predicate with value objects (the
   engine has no verb that sets `Entity.type`, so the type is knowledge like any
-  other: re-typing supersedes, history keeps the old type);
+  other: re-typing supersedes, history keeps the old type). An empty entityType
+  is stored as `EMPTY_TYPE` and reads back as "";
 - an observation is the fact (name, `observation`, text), a `many`-valued
   predicate with value objects;
-- a relation {from, to, relationType} is the fact (from, relationType, to). A
-  relationType the vocabulary knows (by name or alias) keeps its meaning and
-  cardinality: "works at" is `works_at`, one employer at a time, so a newer one
-  supersedes the older. Any other becomes a `many` predicate named after it in
-  snake_case ("is friends with" -> `is_friends_with`);
+- a relation {from, to, relationType} is the fact (from, P, to) where P is a
+  `many` predicate standing for exactly that relationType (`relation_predicate_name`:
+  a snake_case type is its own name, any other is coded `rt_<base32>`), so types
+  come back as sent and relations are additive, as in the official server. A
+  snake_case type the vocabulary gives another meaning (`works_at`, one at a time)
+  is coded too: the engine's own predicate keeps its cardinality;
 - every delete is a retraction: gone from every view from now on, still in
   `history` and in views as known before. `erase` stays the privacy verb.
 
-As in the official server, relations and observations need their entities in
-the graph (`import_memory_json` creates missing relation ends). Reads are as of
-now; `read_graph` and `search_nodes` are bounded (entities, relations, observations
-per entity), count what they leave out, and read only their page: the store picks
-and cuts it (`graph._transfer.GraphPages`), never a whole snapshot.
-Differences a switcher may notice: names match case-insensitively (the engine's
-entity keys fold case and spaces), relation types come back as predicate names,
-observations are single lines of at most 512 characters (listed in recording
-order, alphabetically within one call), and an entity exists while some fact
-mentions it.
+A relation may name an entity not in the graph yet (as in the official server):
+it is created, untyped (entityType ""), and `create_relations` reports it. Reads
+are as of now; `read_graph` and `search_nodes` return the whole graph (every
+match) up to `MAX_ENTITIES` entities, `MAX_RELATIONS` relations and
+`MAX_OBSERVATIONS` observations an entity, and page beyond that, counting what
+they leave out; the store picks and cuts the page (`graph._transfer.GraphPages`).
+Differences a switcher may notice (listed with reasons in the README and in
+`tests/mcp_session.py`): names, types and observations match case-insensitively
+(the engine's entity keys fold case and spaces); an observation is one line of at
+most 512 characters; deletes say what matched nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from __future__ import annotations
 from .memory_graph import (
     COMPAT_PREDICATES,
     DEFAULT_TYPE,
+    EMPTY_TYPE,
     ENTITY_TYPE,
     MAX_ENTITIES,
     MAX_OBSERVATIONS,
@@ -58,8 +61,10 @@ from .memory_graph import (
     delete_observations,
     delete_relations,
     ensure_vocabulary,
+    entity_type,
     relation_predicate,
     relation_predicate_name,
+    relation_type,
 )
 from .memory_json import export_memory_json, import_memory_json
 from .memory_reads import open_nodes, read_graph, search_nodes
@@ -67,6 +72,7 @@ from .memory_reads import open_nodes, read_graph, search_nodes
 __all__ = [
     "COMPAT_PREDICATES",
     "DEFAULT_TYPE",
+    "EMPTY_TYPE",
     "ENTITY_TYPE",
     "MAX_ENTITIES",
     "MAX_OBSERVATIONS",
@@ -81,11 +87,13 @@ __all__ = [
     "delete_observations",
     "delete_relations",
     "ensure_vocabulary",
+    "entity_type",
     "export_memory_json",
     "import_memory_json",
     "open_nodes",
     "read_graph",
     "relation_predicate",
     "relation_predicate_name",
+    "relation_type",
     "search_nodes",
 ]

@@ -11,9 +11,8 @@ the memory.json file `memory_json`.
 
 from __future__ import annotations
 
-import hashlib
+import base64
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,37 +20,72 @@ from .. import _names as names
 from ..errors import NotFound, UnknownPredicate, ValidationError
 
 if TYPE_CHECKING:
+    from ..graph._transfer import GraphPages
     from ..memory import Memory
     from ..models import Fact
 
 OBSERVATION = "observation"
 ENTITY_TYPE = "entity_type"
 DEFAULT_TYPE = "thing"
+EMPTY_TYPE = "\u2205"  # stands for entityType "": an entity needs a fact to exist
+UNTYPED = ""  # the entityType of a relation end never created as an entity
+_PLAIN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_CODED = "rt_"
+_MAX_TYPE_BYTES = 38
 COMPAT_PREDICATES = frozenset({OBSERVATION, ENTITY_TYPE})
 _REASON = "memory-compat: {}"
-# read_graph/search_nodes bounds: a page must fit an agent's context
-MAX_ENTITIES = 500
-MAX_RELATIONS = 1000
-MAX_OBSERVATIONS = 100
-OBSERVATION_LIMIT = 20
+# read_graph/search_nodes return the whole graph up to these bounds (the official
+# server returns all of it); beyond them they page and say what they left out
+MAX_ENTITIES = 10_000
+MAX_RELATIONS = 50_000
+MAX_OBSERVATIONS = 1_000
+OBSERVATION_LIMIT = MAX_OBSERVATIONS
 _MAX_ROUNDS = 32  # a retraction restores what it covered; repeat until nothing is left
 
 
 # --- pure helpers ---------------------------------------------------------------------------
-def relation_predicate_name(relation_type: str) -> str:
-    """A predicate name for a relationType the vocabulary does not know.
+def relation_predicate_name(relation_type: str, *, plain: bool = True) -> str:
+    """The predicate a relationType is stored under, from which its exact text comes back.
 
+    >>> relation_predicate_name("knows")
+    'knows'
     >>> relation_predicate_name("is friends with")
-    'is_friends_with'
+    'rt_nfzsaztsnfsw4zdteb3ws5di'
+    >>> relation_type(relation_predicate_name("住んでいる"))
+    '住んでいる'
+
+    A snake_case type is its own name (`plain`); any other is its UTF-8 in base32
+    behind `rt_`, so case, spaces and script survive (at most 38 bytes: a predicate
+    name has 64 characters).
     """
-    if not isinstance(relation_type, str) or not relation_type.strip():
+    text = _text(relation_type, "relationType")
+    if not text.strip():
         raise ValidationError("relationType: a non-empty string", field="relationType")
-    text = unicodedata.normalize("NFKC", relation_type).casefold().replace("'", "")
-    key = re.sub(r"[^a-z0-9]+", "_", text).strip("_")[:64].rstrip("_")
-    if not key:
-        # nothing ASCII to keep: a stable name, so the same type maps to the same predicate
-        return "rel_" + hashlib.sha1(relation_type.encode()).hexdigest()[:12]
-    return key if key[0].isalpha() else ("r_" + key)[:64].rstrip("_")
+    if plain and _PLAIN.match(text) and not text.startswith(_CODED):
+        return text
+    code = base64.b32encode(text.encode()).decode().lower().rstrip("=")
+    if len(_CODED) + len(code) > 64:
+        raise ValidationError(
+            f"relationType: {text[:40]!r}...: at most {_MAX_TYPE_BYTES} bytes of UTF-8",
+            field="relationType",
+        )
+    return _CODED + code
+
+
+def relation_type(predicate: str) -> str:
+    """The relationType a predicate name stands for (its own name unless `rt_`-coded)."""
+    if predicate.startswith(_CODED):
+        code = predicate[len(_CODED) :].upper()
+        try:
+            return base64.b32decode(code + "=" * (-len(code) % 8)).decode()
+        except (ValueError, UnicodeDecodeError):
+            pass
+    return predicate
+
+
+def entity_type(stored: str) -> str:
+    """The entityType a stored `entity_type` object stands for ("" for the empty type)."""
+    return "" if stored == EMPTY_TYPE else stored
 
 
 def _text(value: object, field: str) -> str:
@@ -83,7 +117,7 @@ def build_graph(facts: Iterable[Fact], kinds: Mapping[str, str]) -> dict[str, An
     relations: list[dict[str, str]] = []
     seen: set[tuple[str, str, str]] = set()
 
-    def node(eid: str, name: str, kind: str = DEFAULT_TYPE) -> dict[str, Any]:
+    def node(eid: str, name: str, kind: str = UNTYPED) -> dict[str, Any]:
         found = nodes.get(eid)
         if found is None:
             found = nodes[eid] = {"name": name, "entityType": kind, "observations": []}
@@ -95,14 +129,12 @@ def build_graph(facts: Iterable[Fact], kinds: Mapping[str, str]) -> dict[str, An
         if f.predicate == OBSERVATION:
             subject["observations"].append(f.object)
         elif f.predicate == ENTITY_TYPE:
-            subject["entityType"] = f.object
+            subject["entityType"] = entity_type(f.object or "")
             typed.add(f.subject_id or f.subject)
         elif f.object is not None:
             oid = f.object_id or f.object
-            obj = node(
-                oid, f.object, "value" if kinds.get(f.predicate) == "value" else DEFAULT_TYPE
-            )
-            triple = (subject["name"], obj["name"], f.predicate)
+            obj = node(oid, f.object, "value" if kinds.get(f.predicate) == "value" else UNTYPED)
+            triple = (subject["name"], obj["name"], relation_type(f.predicate))
             if triple not in seen:
                 seen.add(triple)
                 relations.append({"from": triple[0], "to": triple[1], "relationType": triple[2]})
@@ -129,25 +161,48 @@ def ensure_vocabulary(mem: Memory, *, namespace: str | None = None) -> None:
 
 
 def relation_predicate(mem: Memory, relation_type: str, *, namespace: str | None = None) -> str:
-    """The predicate a relationType is stored under, defining it (`many`) when unknown."""
-    text = _text(relation_type, "relationType")
-    name = _known_predicate(mem, text, namespace)
-    if name is None:
-        name = mem.define_predicate(relation_predicate_name(text), "many", namespace=namespace).name
-    if name in COMPAT_PREDICATES:
-        # these carry observations and types; a relation stored there would become one
-        raise ValidationError(f"relationType: {text[:64]!r} is reserved", field="relationType")
+    """The predicate a relationType is stored under, defined (`many`) on first use.
+
+    Relations are additive, as in the official server: every type is a `many`
+    predicate of its own. A snake_case type the vocabulary already gives another
+    meaning (`works_at`: one employer at a time) is coded like any other type,
+    so the engine's own predicate keeps its cardinality.
+    """
+    name = relation_predicate_name(relation_type)
+    if name == relation_type and not _ours(mem, name, namespace, plain=True):
+        name = relation_predicate_name(relation_type, plain=False)
+    if not _ours(mem, name, namespace):
+        mem.define_predicate(name, "many", namespace=namespace)
     return name
 
 
-def _known_predicate(mem: Memory, relation_type: str, namespace: str | None) -> str | None:
-    """Like `relation_predicate`, but never defines one (for deletes and lookups)."""
-    for candidate in (relation_type, relation_predicate_name(relation_type)):
+def _ours(mem: Memory, name: str, namespace: str | None, *, plain: bool = False) -> bool:
+    """Is `name` a predicate a relation may use (exactly that name, `many`, entity objects)?
+    With `plain`, a name no predicate has yet counts too."""
+    try:
+        p = mem.predicate(name, namespace=namespace)
+    except UnknownPredicate:
+        return plain and name not in COMPAT_PREDICATES
+    return (
+        p.name == name
+        and p.cardinality == "many"
+        and p.object_kind == "entity"
+        and name not in COMPAT_PREDICATES
+    )
+
+
+def _known_predicates(mem: Memory, relation_type: str, namespace: str | None) -> list[str]:
+    """The predicates a relationType may be stored under (for deletes); never defines one."""
+    out: list[str] = []
+    for plain in (True, False):
         try:
-            return mem.predicate(candidate, namespace=namespace).name
+            name = relation_predicate_name(relation_type, plain=plain)
+            p = mem.predicate(name, namespace=namespace)
         except (UnknownPredicate, ValidationError):
             continue
-    return None
+        if p.name == name and name not in COMPAT_PREDICATES and name not in out:
+            out.append(name)
+    return out
 
 
 def _kinds(mem: Memory, namespace: str | None) -> dict[str, str]:
@@ -170,17 +225,44 @@ def _profile_facts(mem: Memory, name: str, namespace: str | None) -> list[Fact] 
     return list(profile.outgoing) + incoming
 
 
+def pages(mem: Memory, namespace: str | None) -> GraphPages:
+    """The store's batch reads of the believed graph as of now (one query a batch)."""
+    from ..graph._transfer import GraphPages
+
+    return GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
+
+
+def present_entities(pg: GraphPages, ids: Iterable[str], known: set[str]) -> set[str]:
+    """The entities (by id) in the graph: `known` ones (a fact about them was just read),
+    and those some believed fact mentions (asked only for the rest)."""
+    rest = [i for i in dict.fromkeys(ids) if i not in known]
+    return known | (pg.mentioned(rest) if rest else set())
+
+
+def _typed(pg: GraphPages, ids: Iterable[str]) -> set[str]:
+    """The entities (by id) that have a type: the ones in the graph, in the official sense."""
+    wanted = list(ids)
+    return {r["s"] for r in pg.facts_of(wanted, [ENTITY_TYPE])} if wanted else set()
+
+
 def create_entities(
     mem: Memory, entities: Sequence[Mapping[str, Any]], *, namespace: str | None = None
 ) -> list[dict[str, Any]]:
-    """Add entities not in the graph yet (by name); the ones added, as given."""
+    """Add entities not in the graph yet (by name); the ones added, as given.
+
+    An entity is in the graph once it has a type: a name that so far only ends a
+    relation (or that the engine's own tools wrote about) is created here.
+    """
     ensure_vocabulary(mem, namespace=namespace)
     parsed = [_entity_item(e, i) for i, e in enumerate(entities)]
+    pg = pages(mem, namespace)
+    ids = pg.ids([_key(e["name"]) for e in parsed])
+    typed = _typed(pg, (i for i, _ in ids.values()))
     new: list[dict[str, Any]] = []
     batch: set[str] = set()
     for e in parsed:
-        key = _key(names.clean_name(e["name"], field="name"))
-        if key in batch or _profile_facts(mem, e["name"], namespace) is not None:
+        key = _key(e["name"])
+        if key in batch or (key in ids and ids[key][0] in typed):
             continue
         batch.add(key)
         new.append(e)
@@ -194,13 +276,13 @@ def _entity_item(raw: object, index: int) -> dict[str, Any]:
     obs = _strings(raw.get("observations", []), "observations")
     return {
         "name": names.clean_name(raw.get("name"), field="name"),
-        "entityType": _text(raw.get("entityType", DEFAULT_TYPE), "entityType"),
+        "entityType": _text(raw.get("entityType", ""), "entityType"),
         "observations": obs,
     }
 
 
 def _entity_triples(e: Mapping[str, Any]) -> list[dict[str, Any]]:
-    kind = e["entityType"].strip() or DEFAULT_TYPE  # an entity needs a fact to exist at all
+    kind = e["entityType"].strip() or EMPTY_TYPE  # an entity needs a fact to exist at all
     out = [{"subject": e["name"], "predicate": ENTITY_TYPE, "object": kind}]
     seen: set[str] = set()
     for o in e["observations"]:
@@ -226,30 +308,39 @@ def create_relations(
     relations: Sequence[Mapping[str, Any]],
     *,
     namespace: str | None = None,
+    created: list[str] | None = None,
 ) -> list[dict[str, str]]:
-    """Add relations not in the graph yet; both ends must exist (as in the official server)."""
+    """Add relations not in the graph yet, their types as sent. An end that is not an
+    entity of the graph yet is accepted, as the official server does, and becomes an
+    untyped entity (its name appended to `created`)."""
     parsed = [_relation_item(r, i) for i, r in enumerate(relations)]
-    checked: set[str] = set()
-    for src, dst, _ in parsed:
-        for end in (src, dst):
-            if _key(end) not in checked:
-                if _profile_facts(mem, end, namespace) is None:
-                    raise NotFound(f"Entity with name {end} not found", name=end[:80])
-                checked.add(_key(end))
+    preds: dict[str, str] = {}
+    for _, _, rtype in parsed:
+        if rtype not in preds:
+            preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
+    pg = pages(mem, namespace)
+    ids = {k: v[0] for k, v in pg.ids([_key(n) for s, d, _ in parsed for n in (s, d)]).items()}
+    # one read: the relations already there, and which ends have a type
+    rows = pg.facts_of(list(ids.values()), [*preds.values(), ENTITY_TYPE]) if ids else []
+    have = {(r["s"], r["p"], r["o"]) for r in rows}
+    typed = {r["s"] for r in rows if r["p"] == ENTITY_TYPE}
     items: list[dict[str, Any]] = []
     out: list[dict[str, str]] = []
     batch: set[tuple[str, str, str]] = set()
-    preds: dict[str, str] = {}
+    ends: dict[str, str] = {}
     for src, dst, rtype in parsed:
-        if rtype not in preds:
-            preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
         pred = preds[rtype]
         triple = (_key(src), pred, _key(dst))
-        if triple in batch or mem.facts(src, pred, dst, namespace=namespace):
+        sid, oid = ids.get(triple[0]), ids.get(triple[2])
+        if triple in batch or (sid and oid and (sid, pred, oid) in have):
             continue
         batch.add(triple)
+        ends.setdefault(triple[0], src)
+        ends.setdefault(triple[2], dst)
         items.append({"subject": src, "predicate": pred, "object": dst})
-        out.append({"from": src, "to": dst, "relationType": pred})
+        out.append({"from": src, "to": dst, "relationType": rtype})
+    if created is not None:
+        created += [n for k, n in ends.items() if ids.get(k) not in typed]
     mem.assert_many(items, namespace=namespace)
     return out
 
@@ -267,17 +358,26 @@ def add_observations(
         contents = [
             names.clean_name(c, field="contents") for c in _strings(raw.get("contents"), "contents")
         ]
-        if _profile_facts(mem, name, namespace) is None:
-            raise NotFound(f"Entity with name {name} not found", name=name[:80])
         parsed.append((name, contents))
+    pg = pages(mem, namespace)
+    ids = {k: v[0] for k, v in pg.ids([_key(n) for n, _ in parsed]).items()}
+    rows = pg.facts_of(list(ids.values()), [OBSERVATION, ENTITY_TYPE]) if ids else []
+    have: dict[str, set[str]] = {}
+    for r in rows:
+        if r["p"] == OBSERVATION:
+            have.setdefault(r["s"], set()).add(_key(r["obj"] or ""))
+    present = present_entities(pg, ids.values(), {r["s"] for r in rows})
+    for name, _ in parsed:
+        if ids.get(_key(name)) not in present:
+            raise NotFound(f"Entity with name {name} not found", name=name[:80])
     items: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for name, contents in parsed:
-        have = {_key(f.object or "") for f in mem.facts(name, OBSERVATION, namespace=namespace)}
+        known = have.setdefault(ids[_key(name)], set())
         added = []
         for text in contents:
-            if _key(text) not in have:
-                have.add(_key(text))
+            if _key(text) not in known:
+                known.add(_key(text))
                 added.append(text)
                 items.append({"subject": name, "predicate": OBSERVATION, "object": text})
         results.append({"entityName": name, "addedObservations": added})
@@ -352,12 +452,10 @@ def delete_relations(
     count = 0
     for i, raw in enumerate(relations):
         src, dst, rtype = _relation_item(raw, i)
-        pred = _known_predicate(mem, rtype, namespace)
-        if pred is None or pred in COMPAT_PREDICATES:
-            continue
+        for pred in _known_predicates(mem, rtype, namespace):
 
-        def find(s: str = src, p: str = pred, d: str = dst) -> list[Fact]:
-            return mem.facts(s, p, d, namespace=namespace)
+            def find(s: str = src, p: str = pred, d: str = dst) -> list[Fact]:
+                return mem.facts(s, p, d, namespace=namespace)
 
-        count += _retract_until_gone(mem, find, "delete_relations", namespace)
+            count += _retract_until_gone(mem, find, "delete_relations", namespace)
     return {"deletedCount": count}

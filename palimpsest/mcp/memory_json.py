@@ -114,7 +114,7 @@ def import_memory_json(
     for src, dst, rtype in relations:
         if rtype not in preds:
             preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
-        link = (_key(src), preds[rtype], _key(dst))
+        link = (_key(src), rtype, _key(dst))  # the graph reads types back as sent
         if link in links:
             skipped += 1
             continue

@@ -18,30 +18,33 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ValidationError
 from .memory_graph import (
     COMPAT_PREDICATES,
-    DEFAULT_TYPE,
     ENTITY_TYPE,
     MAX_ENTITIES,
     MAX_OBSERVATIONS,
     MAX_RELATIONS,
     OBSERVATION,
     OBSERVATION_LIMIT,
+    UNTYPED,
     _key,
     _kinds,
-    _profile_facts,
     _text,
-    build_graph,
+    entity_type,
+    pages,
+    present_entities,
+    relation_type,
 )
+
+_ALL = 1 << 31  # open_nodes shows everything about the entities it is asked for
 
 if TYPE_CHECKING:
     from ..memory import Memory
-    from ..models import Fact
 
 
 def read_graph(
     mem: Memory,
     *,
-    limit: int = 50,
-    relation_limit: int = 100,
+    limit: int = MAX_ENTITIES,
+    relation_limit: int = MAX_RELATIONS,
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
@@ -55,8 +58,8 @@ def search_nodes(
     mem: Memory,
     query: str,
     *,
-    limit: int = 50,
-    relation_limit: int = 100,
+    limit: int = MAX_ENTITIES,
+    relation_limit: int = MAX_RELATIONS,
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
@@ -77,8 +80,6 @@ def _page(
     namespace: str | None,
 ) -> dict[str, Any]:
     """A page of the believed graph, chosen and cut by the store (see `GraphPages`)."""
-    from ..graph._transfer import GraphPages
-
     bounds = (
         ("limit", limit, 1, MAX_ENTITIES),
         ("relation_limit", relation_limit, 0, MAX_RELATIONS),
@@ -92,30 +93,31 @@ def _page(
             raise ValidationError(f"{field}: at most {high}", field=field)
     kinds = _kinds(mem, namespace)
     values = [p for p, k in kinds.items() if k == "value" and p not in COMPAT_PREDICATES]
-    pages = GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
-    rows, total, ends = pages.entities(
+    pg = pages(mem, namespace)
+    rows, total, ends = pg.entities(
         needle=needle,
         type_predicate=ENTITY_TYPE,
         value_predicates=values,
-        kinds=(DEFAULT_TYPE, "value"),
+        kinds=(UNTYPED, "value"),
         offset=offset,
         limit=limit,
     )
     ids = [r["id"] for r in rows]
-    types = pages.own_first(ids, ENTITY_TYPE) if ids else {}
-    counts = pages.own_counts(ids, OBSERVATION) if ids else {}
+    types = pg.own_first(ids, ENTITY_TYPE) if ids else {}
+    counts = pg.own_counts(ids, OBSERVATION) if ids else {}
+    said = pg.own_lists(ids, OBSERVATION, observation_limit) if ids and counts else {}
     entities = [
         {
             "name": r["name"],
-            "entityType": types.get(r["id"], r["kind"]),
-            "observations": pages.own(r["id"], OBSERVATION, observation_limit)
-            if counts.get(r["id"]) and observation_limit
-            else [],
+            "entityType": entity_type(types.get(r["id"]) or r["kind"] or ""),
+            "observations": said.get(r["id"], []),
         }
         for r in rows
     ]
-    found, touching = pages.relations(ids, relation_limit) if ids else ([], 0)
-    relations = [{"from": r["src"], "to": r["dst"], "relationType": r["type"]} for r in found]
+    found, touching = pg.relations(ids, relation_limit) if ids else ([], 0)
+    relations = [
+        {"from": r["src"], "to": r["dst"], "relationType": relation_type(r["type"])} for r in found
+    ]
     # the whole graph's relations for read_graph; for a search, those touching the page
     of = touching if needle else ends // 2
     hidden = sum(counts.values()) - sum(len(e["observations"]) for e in entities)
@@ -126,6 +128,8 @@ def _page(
         summary += f", {hidden} observations left out (open_nodes shows them all)"
     if total - len(entities) or of - len(relations):
         summary += "; narrow with search_nodes or open_nodes, or page with offset"
+    if not (total - len(entities) or of - len(relations) or hidden):
+        return {"entities": entities, "relations": relations}  # the official shape, all of it
     return {
         "entities": entities,
         "relations": relations,
@@ -141,19 +145,31 @@ def _page(
 def open_nodes(
     mem: Memory, entity_names: Sequence[str], *, namespace: str | None = None
 ) -> dict[str, Any]:
-    """The named entities and every relation touching them (names not in the graph are skipped)."""
-    kinds = _kinds(mem, namespace)
-    facts: dict[str, Fact] = {}
-    wanted: set[str] = set()
-    for raw in entity_names:
-        name = _text(raw, "names")
-        found = _profile_facts(mem, name, namespace) if name.strip() else None
-        if found is None:
-            continue
-        wanted.add(_key(name))
-        facts.update((f.version_id or f.id, f) for f in found)
-    graph = build_graph(facts.values(), kinds)
+    """The named entities and every relation touching them (names not in the graph are
+    skipped), in a few reads for the whole list."""
+    wanted = [_text(raw, "names") for raw in entity_names]
+    pg = pages(mem, namespace)
+    found = pg.ids([_key(n) for n in wanted if n.strip()])
+    order = list(dict.fromkeys(found[k] for n in wanted if (k := _key(n)) in found))
+    types = pg.own_first([i for i, _ in order], ENTITY_TYPE) if order else {}
+    present = present_entities(pg, (i for i, _ in order), set(types))
+    shown = [(i, name) for i, name in order if i in present]
+    ids = [i for i, _ in shown]
+    if not ids:
+        return {"entities": [], "relations": []}
+    said = pg.own_lists(ids, OBSERVATION, _ALL)
+    rows, _ = pg.relations(ids, _ALL)
     return {
-        "entities": [e for e in graph["entities"] if _key(e["name"]) in wanted],
-        "relations": graph["relations"],
+        "entities": [
+            {
+                "name": name,
+                "entityType": entity_type(types.get(i) or UNTYPED),
+                "observations": said.get(i, []),
+            }
+            for i, name in shown
+        ],
+        "relations": [
+            {"from": r["src"], "to": r["dst"], "relationType": relation_type(r["type"])}
+            for r in rows
+        ],
     }

@@ -1,6 +1,6 @@
 """The MCP tools of the official "memory" server, over `memory_compat`.
 
-    >>> register(server, mem, call, read=read, write=write, retracting=retracting)
+    >>> register(server, mem, call)
 
 Same names, input shapes and result shapes as `@modelcontextprotocol/server-memory`
 (its text content too: the JSON of the result, or a sentence for deletes), so a
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -61,18 +61,26 @@ class ObservationDeletion(TypedDict):
 
 EntityLimit = Annotated[
     int,
-    Field(ge=1, le=compat.MAX_ENTITIES, description="At most this many entities (max 500)."),
+    Field(
+        ge=1,
+        le=compat.MAX_ENTITIES,
+        description=f"At most this many entities (max {compat.MAX_ENTITIES}).",
+    ),
 ]
 RelationLimit = Annotated[
     int,
-    Field(ge=0, le=compat.MAX_RELATIONS, description="At most this many relations (max 1000)."),
+    Field(
+        ge=0,
+        le=compat.MAX_RELATIONS,
+        description=f"At most this many relations (max {compat.MAX_RELATIONS}).",
+    ),
 ]
 ObservationLimit = Annotated[
     int,
     Field(
         ge=0,
         le=compat.MAX_OBSERVATIONS,
-        description="At most this many observations per entity (max 100).",
+        description=f"At most this many observations per entity (max {compat.MAX_OBSERVATIONS}).",
     ),
 ]
 Offset = Annotated[int, Field(ge=0, description="Skip this many entities.")]
@@ -88,14 +96,10 @@ def register(
     server: MCPServer[Any],
     mem: Memory,
     call: Callable[[Callable[[], CallToolResult]], CallToolResult],
-    *,
-    read: ToolAnnotations,
-    write: ToolAnnotations,
-    retracting: ToolAnnotations,
 ) -> None:
     """The official memory server's tools (same names and input shapes)."""
 
-    @server.tool(annotations=write)
+    @server.tool()
     def create_entities(entities: list[Entity]) -> CallToolResult:
         """Create multiple new entities in the knowledge graph"""
 
@@ -105,18 +109,23 @@ def register(
 
         return call(run)
 
-    @server.tool(annotations=write)
+    @server.tool()
     def create_relations(relations: list[Relation]) -> CallToolResult:
         """Create multiple new relations between entities in the knowledge graph. Relations
-        should be in active voice"""
+        should be in active voice. Types are kept as sent; an end not in the graph yet is
+        created (listed in createdEntities)."""
 
         def run() -> CallToolResult:
-            made = compat.create_relations(mem, [dict(r) for r in relations])
-            return ok({"relations": made}, json.dumps(made, indent=2, ensure_ascii=False))
+            created: list[str] = []
+            made = compat.create_relations(mem, [dict(r) for r in relations], created=created)
+            data: dict[str, Any] = {"relations": made}
+            if created:  # not in the official shape: a host that reads it learns more
+                data["createdEntities"] = created
+            return ok(data, json.dumps(made, indent=2, ensure_ascii=False))
 
         return call(run)
 
-    @server.tool(annotations=write)
+    @server.tool()
     def add_observations(observations: list[ObservationAddition]) -> CallToolResult:
         """Add new observations to existing entities in the knowledge graph"""
 
@@ -126,7 +135,7 @@ def register(
 
         return call(run)
 
-    @server.tool(annotations=retracting)
+    @server.tool()
     def delete_entities(
         entityNames: Annotated[list[str], Field(description="An array of entity names to delete")],
     ) -> CallToolResult:
@@ -146,7 +155,7 @@ def register(
 
         return call(run)
 
-    @server.tool(annotations=retracting)
+    @server.tool()
     def delete_observations(deletions: list[ObservationDeletion]) -> CallToolResult:
         """Delete specific observations from entities in the knowledge graph. (Palimpsest
         retracts them: gone from now on, kept in history.)"""
@@ -168,7 +177,7 @@ def register(
 
         return call(run)
 
-    @server.tool(annotations=retracting)
+    @server.tool()
     def delete_relations(
         relations: Annotated[list[Relation], Field(description="An array of relations to delete")],
     ) -> CallToolResult:
@@ -186,17 +195,17 @@ def register(
 
         return call(run)
 
-    @server.tool(annotations=read)
+    @server.tool()
     def read_graph(
-        limit: EntityLimit = 50,
-        relation_limit: RelationLimit = 100,
+        limit: EntityLimit = compat.MAX_ENTITIES,
+        relation_limit: RelationLimit = compat.MAX_RELATIONS,
         offset: Offset = 0,
         observation_limit: ObservationLimit = compat.OBSERVATION_LIMIT,
     ) -> CallToolResult:
-        """Read the knowledge graph as of now, one bounded page: the best-connected
-        entities first (at most 50 by default, 500 at most), the relations touching them
-        (100; 1000 at most), 20 observations per entity (100 at most), with counts of what
-        was left out and a summary. Page with offset, or use search_nodes/open_nodes."""
+        """Read the entire knowledge graph (as of now). Up to 10000 entities (limit: 10000
+        at most), 50000 relations and 1000 observations per entity it is all of it; a larger
+        graph comes back a page at a time, best connected first, with `omitted` counts and
+        a `summary` (page with offset, or use search_nodes/open_nodes)."""
         return call(
             lambda: _graph(
                 compat.read_graph(
@@ -209,7 +218,7 @@ def register(
             )
         )
 
-    @server.tool(annotations=read)
+    @server.tool()
     def search_nodes(
         query: Annotated[
             str,
@@ -219,15 +228,15 @@ def register(
                 "observation content",
             ),
         ],
-        limit: EntityLimit = 50,
+        limit: EntityLimit = compat.MAX_ENTITIES,
         offset: Offset = 0,
     ) -> CallToolResult:
-        """Search for nodes in the knowledge graph based on a query (case-insensitive
-        substring of a name, type or observation). Bounded like read_graph: at most `limit`
-        entities (50; 500 at most), best connected first, with counts of what was left out."""
+        """Search for nodes in the knowledge graph based on a query: every entity whose
+        name, type or an observation contains it (case-insensitive), and the relations
+        touching them. Bounded like read_graph (10000 entities), beyond which it pages."""
         return call(lambda: _graph(compat.search_nodes(mem, query, limit=limit, offset=offset)))
 
-    @server.tool(annotations=read)
+    @server.tool()
     def open_nodes(
         names: Annotated[list[str], Field(description="An array of entity names to retrieve")],
     ) -> CallToolResult:

@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from ..errors import PalimpsestError, ValidationError
 from . import memory_tools
 from .memory_tools import ok as _ok
+from .metadata import Server
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -42,10 +43,19 @@ if TYPE_CHECKING:
 Time = Annotated[
     str | None, Field(description="ISO-8601 time with a zone, e.g. 2024-09-01T00:00:00Z")
 ]
-ValidAt = Annotated[str | None, Field(description="What was true at this time (default: now).")]
+ValidAt = Annotated[
+    str | None,
+    Field(
+        description="Valid time: what was true in the world at this ISO-8601 time, e.g. "
+        "2024-09-01T00:00:00Z (default: now). Ask about the past with a past time."
+    ),
+]
 KnownAt = Annotated[
     str | None,
-    Field(description="As the memory believed it at this time (default: now)."),
+    Field(
+        description="Transaction time: as the memory believed it at this ISO-8601 time "
+        "(default: now); an earlier time shows what was believed before later corrections."
+    ),
 ]
 Limit = Annotated[int, Field(ge=1, le=5000, description="At most this many items.")]
 
@@ -91,8 +101,10 @@ def _since_always(value: str | None) -> Any:
 # --- the server -------------------------------------------------------------------------------
 def build_server(mem: Memory) -> MCPServer[Any]:
     """An MCP server (not yet running) whose tools act on `mem`, one call at a time."""
-    server: MCPServer[Any] = MCPServer(
-        "palimpsest", instructions=_INSTRUCTIONS, log_level="WARNING"
+    from .. import __version__
+
+    server: MCPServer[Any] = Server(
+        "palimpsest", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
     )
     lock = threading.Lock()  # sync tools run on worker threads; the engine wants one writer
 
@@ -103,12 +115,8 @@ def build_server(mem: Memory) -> MCPServer[Any]:
             except PalimpsestError as e:
                 return _error(e)
 
-    read = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-    retracting = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
-
     # --- engine verbs --------------------------------------------------------------------------
-    @server.tool(annotations=write)
+    @server.tool()
     def remember(
         text: str,
         speaker: str = "user",
@@ -135,7 +143,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
             )
         )
 
-    @server.tool(annotations=write)
+    @server.tool()
     def assert_fact(
         subject: str,
         predicate: str,
@@ -174,7 +182,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
             )
         )
 
-    @server.tool(annotations=write)
+    @server.tool()
     def end_fact(
         subject: str,
         predicate: str,
@@ -196,19 +204,19 @@ def build_server(mem: Memory) -> MCPServer[Any]:
 
         return call(run)
 
-    @server.tool(annotations=retracting)
+    @server.tool()
     def retract(fact_id: str, reason: str | None = None) -> CallToolResult:
         """Withdraw an assertion from now on (a correction). Views known before now still
         see it and history keeps it; use erase for privacy deletion."""
         return call(lambda: _ok(_dump(mem.retract(fact_id, reason=reason))))
 
-    @server.tool(annotations=retracting)
+    @server.tool()
     def erase(id: str, reason: str | None = None) -> CallToolResult:
         """Privacy deletion of a fact (by its id) or an episode: gone from every view at every
         known-at time; only a content-free tombstone remains. Cannot be undone."""
         return call(lambda: _ok({"tombstones": _dump(mem.erase(id, reason=reason))}))
 
-    @server.tool(annotations=read)
+    @server.tool()
     def facts(
         subject: str | None = None,
         predicate: str | None = None,
@@ -236,7 +244,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
 
         return call(run)
 
-    @server.tool(annotations=read)
+    @server.tool()
     def history(subject: str, predicate: str | None = None, limit: Limit = 200) -> CallToolResult:
         """Every version ever believed about the subject (and predicate): current, ended,
         superseded, retracted, and tombstones of erased facts, with both time windows."""
@@ -247,13 +255,13 @@ def build_server(mem: Memory) -> MCPServer[Any]:
 
         return call(run)
 
-    @server.tool(annotations=read)
+    @server.tool()
     def entity(name: str, valid_at: ValidAt = None, known_at: KnownAt = None) -> CallToolResult:
         """An entity's profile as of (valid_at, known_at): facts about it and facts pointing
         at it."""
         return call(lambda: _ok(_dump(mem.entity(name, valid_at=valid_at, known_at=known_at))))
 
-    @server.tool(annotations=read)
+    @server.tool()
     def snapshot(
         valid_at: ValidAt = None,
         known_at: KnownAt = None,
@@ -280,7 +288,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
 
         return call(run)
 
-    @server.tool(annotations=read)
+    @server.tool()
     def changes(
         since: Annotated[str, Field(description="Start of the period (ISO-8601).")],
         until: Annotated[str | None, Field(description="End of the period (default: now).")] = None,
@@ -303,7 +311,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
 
         return call(run)
 
-    @server.tool(annotations=read)
+    @server.tool()
     def recall(
         query: str,
         k: Annotated[int, Field(ge=1, le=100)] = 5,
@@ -322,13 +330,13 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         ask = partial(mem.recall, query, k=k, valid_at=valid_at, known_at=known_at)
         return call(lambda: _ok({"hits": _dump(ask(min_score=min_score, diversity=diversity))}))
 
-    @server.tool(annotations=write)
+    @server.tool()
     def consolidate(dry_run: bool = False) -> CallToolResult:
         """The nightly job: promote corroborated quarantined facts, reject contradicted ones;
         every change with its reason. dry_run shows without changing."""
         return call(lambda: _ok(_dump(mem.consolidate(dry_run=dry_run))))
 
-    memory_tools.register(server, mem, call, read=read, write=write, retracting=retracting)
+    memory_tools.register(server, mem, call)
     return server
 
 
