@@ -18,7 +18,7 @@ from typing import Any
 
 from ._classify import classify
 from ._patterns import read_entities, read_facts
-from ._spacy import load_pipeline
+from ._spacy import english_lexicon, load_pipeline
 from ._types import Extraction, ExtractRequest, TextTooLargeError
 
 __all__ = ["DEFAULT_MAX_CHARS", "SpacyExtractor", "normalise_text"]
@@ -119,10 +119,15 @@ class SpacyExtractor:
                 results[i] = self._finish(items[i], text, [], ())
         if todo:
             docs = self.nlp.pipe([cleaned[i] for i in todo])
+            lexicon = english_lexicon(self.nlp)
             for i, doc in zip(todo, docs, strict=True):
                 item = items[i]
                 facts = read_facts(
-                    doc, speaker=item.speaker, addressee=item.addressee, reference=refs[i]
+                    doc,
+                    speaker=item.speaker,
+                    addressee=item.addressee,
+                    reference=refs[i],
+                    lexicon=lexicon,
                 )
                 entities = read_entities(doc, facts, speaker=item.speaker, addressee=item.addressee)
                 results[i] = self._finish(item, cleaned[i], entities, tuple(facts))

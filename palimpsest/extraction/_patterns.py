@@ -40,6 +40,7 @@ from datetime import datetime
 
 from ._clause import _read_clause
 from ._dates import TimeWindow, find_time_mentions
+from ._spacy import Lexicon
 from ._sentences import _clauses, _skip_sentence, _wrapper_end
 from ._subjects import _subject
 from ._tokens import (
@@ -63,6 +64,16 @@ __all__ = ["read_entities", "read_facts"]
 
 # Preferences are not states in simple past ("I loved that film"), but "used to" ends them.
 _HABIT_ENDS = {"likes", "dislikes", "prefers"}
+# A claim about the listener is read below the engine's confidence floor (0.6).
+LISTENER_CONFIDENCE = 0.55
+# Predicates of a person's standing facts, which a listener may be told of themselves.
+_PROFILE = {
+    "lives_in", "works_at", "job_title", "studies_at", "born_in", "birthday", "age",
+    "nationality", "spouse", "partner", "sibling", "parent", "child", "friend", "pet",
+    "speaks", "allergic_to", "owns",
+}  # fmt: skip
+_LISTENER_SILENT = {"fallback_lemma", "future", "plan_to", "progressive_future"}
+_PEOPLE_AND_PETS = {"spouse", "partner", "sibling", "parent", "child", "friend", "pet"}
 
 
 # --------------------------------------------------------------------------- time
@@ -127,7 +138,12 @@ def _appositions(ctx: _Ctx, toks: list[Token]) -> list[CandidateFact]:
 
 
 def read_facts(
-    doc: Doc, *, speaker: str, addressee: str | None, reference: datetime
+    doc: Doc,
+    *,
+    speaker: str,
+    addressee: str | None,
+    reference: datetime,
+    lexicon: Lexicon | None = None,
 ) -> list[CandidateFact]:
     """Candidate facts from a parsed document (see the module docstring for the rules)."""
     mentions = find_time_mentions(doc.text)
@@ -141,7 +157,8 @@ def read_facts(
             break
         if mentions[mi].start <= t.idx:
             masked[t.i] = mi
-    ctx = _Ctx(speaker, addressee, reference, masked, mentions)
+    ctx = _Ctx(speaker, addressee, reference, masked, mentions, lexicon=lexicon or Lexicon())
+    ctx.names.update(n for n in (speaker, addressee) if n)
     facts: list[CandidateFact] = []
     for sent in doc.sents:
         stoks = list(sent)
@@ -173,6 +190,13 @@ def read_facts(
                 s = h.subject or subj.name
                 if not s:
                     continue
+                if s == ctx.addressee and s != ctx.speaker:
+                    # what one says of the listener is a reading of them, not their word:
+                    # praise and cheer ("you captured it perfectly") say nothing; plain
+                    # statements wait in quarantine until the listener confirms them
+                    if h.pattern in _LISTENER_SILENT or h.predicate not in _PROFILE:
+                        continue
+                    h = replace(h, confidence=min(h.confidence, LISTENER_CONFIDENCE))
                 timed = _apply_time(h, h.window or window, past_state, vg.perfect or vg.progressive)
                 if timed is None:
                     continue
@@ -201,6 +225,7 @@ def read_facts(
         sent_facts = appositions + sent_facts
         for f in appositions:
             ctx.last_person = f.object
+        ctx.names.update(f.object for f in sent_facts if f.predicate in _PEOPLE_AND_PETS)
         facts.extend(sent_facts)
     return _dedupe(facts)
 

@@ -35,6 +35,9 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
         if t.i in ctx.masked or t.is_punct or t.pos_ in ("INTJ", "CCONJ") or lw in _DISCOURSE:
             i += 1
             continue
+        if lw in _LEAD_ADVERBS and i + 1 < n and _lw(toks[i + 1]) in ("i", "we"):
+            i += 1  # "Just yesterday I joined a church", "Recently I started ..."
+            continue
         break
     if i >= n:
         return None
@@ -42,6 +45,8 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
     lw = _lw(t)
     if lw in ("i", "we"):
         return _Subject(ctx.speaker, "speaker", i + 1)
+    if _elided(ctx, toks, i):
+        return _Subject(ctx.speaker, "speaker", i)
     if lw == "you":
         return _Subject(ctx.addressee, "person", i + 1) if ctx.addressee else None
     if lw in ("he", "she", "they"):
@@ -92,7 +97,7 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
             return _Subject(None, "attr", j, owner=owner, rel=attr, noun=phrase)
         return None
     loose_start = (
-        _is_loose_name(t)
+        _loose_subject(ctx, t)
         and i + 1 < n
         and (
             toks[i + 1].pos_ in ("VERB", "AUX")
@@ -109,6 +114,11 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
         end = _name_span(toks, i, loose=True)
         if end == i:
             return None
+        if end == i + 1 and t.is_sent_start and t.text not in ctx.names and _common_word(ctx, t):
+            # "Stuff like this mural ...", "Themes like love ...": the tagger's capital
+            plural = str(t.lemma_).lower() != _lw(t)
+            if plural or (end < n and _lw(toks[end]) in ("like", "such")):
+                return None
         span = toks[i:end]
         labels = {_ent(s) for s in span} - {""}
         if labels & _BAD_SUBJECT_LABELS and "PERSON" not in labels:
@@ -146,6 +156,73 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
     if t.pos_ == "NOUN" and t.tag_ in ("NNS", "NN") and i + 1 < n and toks[i + 1].pos_ == "AUX":
         return _Subject(t.text, "plain", i + 1)
     return None
+
+
+_LEAD_ADVERBS = {"just", "recently", "finally", "lately", "eventually", "luckily", "today"}
+# Past forms that open a chat sentence without its "I" ("Lost my job yesterday",
+# "Took a trip", "Been living here for years"); "was"/"were" elide "it", not "I".
+_NOT_ELIDED = {
+    "was", "were", "did", "had", "seemed", "sounded", "looked", "felt", "made",
+    "are", "am", "is", "been", "thought", "meant", "said", "told", "heard",
+}  # fmt: skip
+
+
+def _past_form(ctx: _Ctx, lw: str) -> bool:
+    lex = ctx.lexicon
+    if lw in lex.irregular and not lw.endswith("s"):
+        return lex.irregular[lw] != lw
+    return lw.endswith("ed") and (lw[:-2] in lex.verbs or lw[:-1] in lex.verbs)
+
+
+def _elided(ctx: _Ctx, toks: list[Token], i: int) -> bool:
+    """A sentence whose first word is the speaker's past or ongoing verb, its "I" left
+    out: "Lost my job yesterday", "Been living in Montreal", "Researching adoption
+    agencies - it's been a dream". A gerund that is the subject of a verb of its
+    own ("Learning German has been tough") is no such sentence."""
+    j = i
+    while j < len(toks) and _lw(toks[j]) in ("just", "finally", "also", "recently", "really"):
+        j += 1
+    if j + 1 >= len(toks) or not toks[i].is_sent_start:
+        return False
+    t, nxt = toks[j], toks[j + 1]
+    lw = _lw(t)
+    if lw == "been":
+        return nxt.tag_ == "VBG" or nxt.pos_ in ("ADV", "ADJ")
+    if nxt.pos_ not in ("DET", "PRON", "ADP", "NUM", "ADJ", "NOUN", "PROPN", "PART", "ADV"):
+        return False
+    if _lw(nxt) in ("you", "it", "that", "this", "he", "she", "they", "we", "i"):
+        return False  # "Made it!", "Got you": the object is the point, or "it" was the subject
+    if lw not in _NOT_ELIDED and _past_form(ctx, lw):
+        return True
+    if t.tag_ == "VBG" and t.pos_ == "VERB":
+        for x in toks[j + 1 :]:
+            if x.is_punct and _lw(x) not in ("'s", "-"):
+                return True  # the gerund's phrase ends before any verb of its own
+            if x.tag_ in ("VBZ", "VBP", "VBD", "MD"):
+                return False
+        return True
+    return False
+
+
+def _loose_subject(ctx: _Ctx, t: Token) -> bool:
+    """A capitalised word that may start a clause as a name the tagger missed.
+
+    A verb form ("Sounds like fun") or an unlabelled common noun ("Flowers bring
+    joy", "Stuff like this") is no name unless this conversation already knows it.
+    """
+    if not _is_loose_name(t):
+        return False
+    if t.text in ctx.names:
+        return True
+    if t.pos_ in ("VERB", "AUX"):
+        return False
+    return not _common_word(ctx, t) or t.pos_ != "NOUN"
+
+
+def _common_word(ctx: _Ctx, t: Token) -> bool:
+    """An unlabelled word of the common vocabulary ("Music", "Themes", "Stuff")."""
+    nouns = ctx.lexicon.nouns
+    return not t.ent_type_ and (_lw(t) in nouns or str(t.lemma_).lower() in nouns)
 
 
 def _attribute(words: list[str]) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ._dates import TimeMention, TimeWindow
 from ._lexicon import KIN, OTHER_KIN, PETS, VERB_FORMS
+from ._spacy import Lexicon
 from ._types import CandidateFact, Op
 
 Token = Any  # spacy.tokens.Token; spaCy ships no type information
@@ -121,6 +122,7 @@ class _Verb:
     neg: bool = False
     nolonger: bool = False
     future: bool = False
+    going: bool = False  # "be going to" / "gonna": a plan more than a promise
     perfect: bool = False
     progressive: bool = False
     passive: bool = False
@@ -140,6 +142,8 @@ class _Ctx:
     mentions: list[TimeMention]
     last_person: str | None = None
     pending: tuple[str, str] | None = None
+    names: set[str] = field(default_factory=set)  # people and pets this text has named
+    lexicon: Lexicon = field(default_factory=Lexicon)  # English words (the lemmatizer's)
     facts: list[CandidateFact] = field(default_factory=list)
 
 

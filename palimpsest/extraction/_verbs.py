@@ -81,13 +81,13 @@ def _verb_group(toks: list[Token], j: int, ctx: _Ctx) -> _Verb:
             vg.past = vg.past or t.tag_ == "VBD"
             if nxt is not None and nxt.pos_ == "VERB" and nxt.tag_ == "VBG":
                 if (
-                    _lw(nxt) == "going"
+                    _lw(nxt) in ("going", "gon")
                     and k2 + 2 < n
-                    and _lw(toks[k2 + 1]) == "to"
+                    and _lw(toks[k2 + 1]) in ("to", "na")
                     and toks[k2 + 2].pos_ in ("VERB", "AUX")
                     and toks[k2 + 2].tag_ == "VB"
                 ):
-                    vg.future = True
+                    vg.future = vg.going = True
                     j = k2 + 2
                     vg.main = j
                     return vg
@@ -110,6 +110,8 @@ def _verb_group(toks: list[Token], j: int, ctx: _Ctx) -> _Verb:
             return vg
         if t.pos_ in ("VERB", "AUX") or lw in VERB_FORMS:
             vg.main = j
+            # a bare gerund ("Researching adoption agencies") is going on now
+            vg.progressive = vg.progressive or (t.tag_ == "VBG" and t.pos_ == "VERB")
             vg.past = vg.past or (t.tag_ == "VBD") or (t.tag_ == "VBN" and not vg.perfect)
             vg.past = (
                 vg.past
@@ -163,6 +165,13 @@ def _lemma_string(ctx: _Ctx, toks: list[Token], start: int) -> tuple[str, list[i
             word = _norm(t)
             if k == start and lw in ("'s", "’s"):
                 word = "be"
+            elif (
+                k == start
+                and t.tag_ in ("VB", "NN", "JJ")
+                and lw not in _VERBATIM
+                and lw in ctx.lexicon.irregular
+            ):
+                word = ctx.lexicon.irregular[lw]  # "Lost my job": a past form tagged as a base
         offsets.append(pos)
         index.append(k)
         parts.append(word)
