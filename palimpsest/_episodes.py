@@ -32,8 +32,11 @@ from .models import (
     Fact,
 )
 
-# Extraction reads conversational turns; a pasted document is stored whole but not parsed.
+# Extraction reads conversational turns up to this size; a longer turn is stored whole but
+# not parsed. A document (author_kind="document") is read paragraph by paragraph up to
+# DOCUMENT_MAX_CHARS (the extractor's own limit), so a long one is read, not skipped.
 EXTRACT_MAX_CHARS = 20_000
+DOCUMENT_MAX_CHARS = 200_000
 # Below this pattern confidence an extracted fact waits in quarantine.
 CONFIDENCE_FLOOR = 0.6
 
@@ -160,9 +163,14 @@ class _Episodes(_Writes, _Recall):
             return {}
         from .extraction import ExtractRequest
 
-        # whole documents are stored, but only the first part is read for facts:
-        # sentence rules are for conversational turns, not books
-        todo = [p for p in episodes if len(p["text"]) <= EXTRACT_MAX_CHARS]
+        # a turn past EXTRACT_MAX_CHARS is pasted text, stored but not read; a document is
+        # read in sections up to DOCUMENT_MAX_CHARS
+        todo = [
+            p
+            for p in episodes
+            if len(p["text"])
+            <= (DOCUMENT_MAX_CHARS if p["author_kind"] == "document" else EXTRACT_MAX_CHARS)
+        ]
         requests = [
             ExtractRequest(
                 p["text"],
@@ -170,6 +178,7 @@ class _Episodes(_Writes, _Recall):
                 speaker=p["speaker"],
                 addressee=p["addressee"],
                 reply_to=p["reply_to"],
+                kind="document" if p["author_kind"] == "document" else "turn",
             )
             for p in todo
         ]

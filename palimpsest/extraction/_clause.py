@@ -16,10 +16,11 @@ from dataclasses import replace
 
 from ._copulas import _born_hits, _copula_hits, _have_named
 from ._gate import social_plan
-from ._life import ASPECT, activity_hits, good_time_at, met_hits
 from ._lexicon import FALLBACK_BLOCKLIST
+from ._life import ASPECT, activity_hits, good_time_at, met_hits
 from ._objects import _is_place, _np, _person, _valid_obj, _verb_phrase
 from ._rule_match import _rule_hits
+from ._rules_doc import doc_hits, inverse_hits
 from ._tokens import (
     _PLAN_VERBS_PROGRESSIVE,
     _STATE_START_VERBS,
@@ -138,6 +139,15 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
     if main_lemma in ("have", "adopt", "get", "rescue") and not vg.neg and subj.name:
         hits, matched = _have_named(ctx, subj.name, toks, vg.main + 1)
         if matched:
+            return hits
+
+    if ctx.topic is not None and subj.name is not None:
+        # a document: the topic's relations first, and what others did to the topic
+        if subj.name == ctx.topic.name:
+            hits = doc_hits(ctx, toks, vg, rstr, c2t)
+        else:
+            hits = inverse_hits(ctx, subj, toks, vg, rstr, c2t)
+        if hits:
             return hits
 
     copula = _copula_hits(ctx, subj, toks, vg, rstr, c2t)

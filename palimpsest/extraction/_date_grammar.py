@@ -35,7 +35,8 @@ _MONTH_RE = (
     r"november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 )
 _DAY_RE = r"(?P<{g}>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR_RE = r"(?P<{g}>(?:19|20)\d\d)"
+# Years 1000-2099: history is written about too ("In 1796, John Laird lived there").
+_YEAR_RE = r"(?P<{g}>(?:1\d|20)\d\d)"
 _NUM_RE = (
     r"(?P<n>\d{1,3}|a couple of|a couple|couple of|an?|one|two|three|four|five|six|seven|"
     r"eight|nine|ten|eleven|twelve)"
@@ -113,6 +114,23 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("month", re.compile(rf"\b{_m('mon')}\b", re.I)),
+    # "(1881–1887)", "2000-2001", "2005–06": a span of years needs no word before it
+    (
+        "year_span",
+        re.compile(
+            rf"\b{_y('y')}\s*[-–—]\s*(?P<y2>(?:1\d|20)\d\d|\d\d|present|now|today)\b(?![-–/]\d)",
+            re.I,
+        ),
+    ),
+    # "later that year", "the following year": a year named earlier in the text
+    (
+        "anaphor",
+        re.compile(
+            r"\b(?:(?:later|earlier) )?(?P<k>that|the same|that same|the following|the next|"
+            r"the previous|the prior|the preceding) (?P<unit>year|month)\b",
+            re.I,
+        ),
+    ),
     ("year", re.compile(rf"\b{_y('y')}\b")),
 ]
 
@@ -153,6 +171,16 @@ def _anchor_from(kind: str, m: re.Match[str]) -> _Anchor | None:
         return _Anchor("date", year, month, day)
     if kind == "year":
         return _Anchor("date", int(g["y"]))
+    if kind == "year_span":
+        y, y2 = int(g["y"]), g["y2"]
+        if not y2.isdigit():
+            return _Anchor("year_span", y, n=0)  # "2019–present": open at its end
+        end = int(y2) if len(y2) == 4 else (y // 100) * 100 + int(y2)
+        return _Anchor("year_span", y, n=end) if end > y else None
+    if kind == "anaphor":
+        shift = {"the following": 1, "the next": 1, "the previous": -1, "the prior": -1}
+        shift["the preceding"] = -1
+        return _Anchor("anaphor", n=shift.get(g["k"].lower(), 0), unit=g["unit"].lower())
     if kind == "rel_word":
         w = g["w"].lower()
         offsets = {

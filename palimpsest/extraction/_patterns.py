@@ -40,8 +40,8 @@ from datetime import datetime
 
 from ._clause import _read_clause
 from ._dates import TimeWindow, find_time_mentions
-from ._spacy import Lexicon
 from ._sentences import _clauses, _skip_sentence, _wrapper_end
+from ._spacy import Lexicon
 from ._subjects import _subject
 from ._tokens import (
     _ENTITY_LABELS,
@@ -60,7 +60,7 @@ from ._tokens import (
 from ._types import CandidateEntity, CandidateFact, Op, Precision
 from ._verbs import _clause_window, _tense, _verb_group
 
-__all__ = ["read_entities", "read_facts"]
+__all__ = ["mask_times", "read_entities", "read_facts", "read_sentences"]
 
 # Preferences are not states in simple past ("I loved that film"), but "used to" ends them.
 _HABIT_ENDS = {"likes", "dislikes", "prefers"}
@@ -145,7 +145,14 @@ def read_facts(
     reference: datetime,
     lexicon: Lexicon | None = None,
 ) -> list[CandidateFact]:
-    """Candidate facts from a parsed document (see the module docstring for the rules)."""
+    """Candidate facts from a parsed text (see the module docstring for the rules)."""
+    ctx = _Ctx(speaker, addressee, reference, {}, [], lexicon=lexicon or Lexicon())
+    ctx.names.update(n for n in (speaker, addressee) if n)
+    return _dedupe(read_sentences(ctx, doc))
+
+
+def mask_times(ctx: _Ctx, doc: Doc) -> None:
+    """Find the time expressions of ``doc`` and mark their tokens, for ``ctx``."""
     mentions = find_time_mentions(doc.text)
     masked: dict[int, int] = {}
     mi = 0
@@ -157,80 +164,113 @@ def read_facts(
             break
         if mentions[mi].start <= t.idx:
             masked[t.i] = mi
-    ctx = _Ctx(speaker, addressee, reference, masked, mentions, lexicon=lexicon or Lexicon())
-    ctx.names.update(n for n in (speaker, addressee) if n)
+    ctx.masked, ctx.mentions = masked, mentions
+
+
+def read_sentences(ctx: _Ctx, doc: Doc) -> list[CandidateFact]:
+    """The facts of every sentence of ``doc``; ``ctx`` carries who was last spoken of."""
+    mask_times(ctx, doc)
     facts: list[CandidateFact] = []
     for sent in doc.sents:
-        stoks = list(sent)
-        if len(stoks) > 200:
-            # Run-ons this long are pasted text, not statements about oneself.
+        facts.extend(_sentence_facts(ctx, list(sent)))
+    return facts
+
+
+def _sentence_facts(ctx: _Ctx, stoks: list[Token]) -> list[CandidateFact]:
+    if len(stoks) > 200:
+        # Run-ons this long are pasted text, not statements about oneself.
+        return []
+    start = _wrapper_end(stoks)
+    body = stoks[start:]
+    if _skip_sentence(body):
+        return []
+    sent_facts: list[CandidateFact] = []
+    prev: _Subject | None = None
+    for clause, shared in _with_leading_time(ctx, _clauses(body)):
+        # A shared-subject clause ("... and works at X") starts at its verb.
+        subj = replace(prev, end=0) if shared and prev is not None else _subject(ctx, clause)
+        if subj is None or (subj.name is None and subj.kind not in ("kinname", "attr")):
+            prev = None
             continue
-        start = _wrapper_end(stoks)
-        body = stoks[start:]
-        if _skip_sentence(body):
+        sent_facts.extend(_clause_facts(ctx, clause, subj))
+        if subj.kind == "person" and subj.name and subj.name != ctx.addressee:
+            ctx.last_person = subj.name
+        prev = subj
+    # After the clauses, so "his wife Noor" can find "his" in this sentence's subject.
+    appositions = _appositions(ctx, body)
+    sent_facts = appositions + sent_facts
+    for f in appositions:
+        ctx.last_person = f.object
+    ctx.names.update(f.object for f in sent_facts if f.predicate in _PEOPLE_AND_PETS)
+    return sent_facts
+
+
+def _with_leading_time(
+    ctx: _Ctx, clauses: list[tuple[list[Token], bool]]
+) -> list[tuple[list[Token], bool]]:
+    """'In 2000, Sarri signed for Sansovino': a clause that is only a time belongs to
+    the clause after it, not to nothing."""
+    out: list[tuple[list[Token], bool]] = []
+    carry: list[Token] = []
+    for toks, shared in clauses:
+        words = [t for t in toks if not t.is_punct]
+        if words and all(t.i in ctx.masked or t.pos_ in ("ADP", "DET") for t in words):
+            carry += toks
             continue
-        sent_facts: list[CandidateFact] = []
-        prev: _Subject | None = None
-        for clause, shared in _clauses(body):
-            # A shared-subject clause ("... and works at X") starts at its verb.
-            subj = replace(prev, end=0) if shared and prev is not None else _subject(ctx, clause)
-            if subj is None or (subj.name is None and subj.kind not in ("kinname", "attr")):
-                prev = None
+        out.append((carry + toks, shared and not carry))
+        carry = []
+    return out
+
+
+def _clause_facts(ctx: _Ctx, clause: list[Token], subj: _Subject) -> list[CandidateFact]:
+    hits = _read_clause(ctx, clause, subj)
+    vg = _verb_group(clause, subj.end, ctx)
+    window = _clause_window(ctx, clause, _tense(vg, clause))
+    # a turn's simple past ends a state ("I lived in Paris"); a document's past tense is
+    # its narrative, whose states its timeline ends
+    past_state = ((vg.past and not vg.perfect) or vg.habitual) and ctx.topic is None
+    out: list[CandidateFact] = []
+    for h in hits:
+        if not h.obj:
+            continue
+        if vg.habitual and h.predicate in _HABIT_ENDS:
+            # "I used to love sushi": a taste that held then, and holds no more.
+            h = replace(h, state=True)
+        s = h.subject or subj.name
+        if not s:
+            continue
+        if s == ctx.addressee and s != ctx.speaker:
+            # what one says of the listener is a reading of them, not their word:
+            # praise and cheer ("you captured it perfectly") say nothing; plain
+            # statements wait in quarantine until the listener confirms them
+            if h.pattern in _LISTENER_SILENT or h.predicate not in _PROFILE:
                 continue
-            hits = _read_clause(ctx, clause, subj)
-            vg = _verb_group(clause, subj.end, ctx)
-            window = _clause_window(ctx, clause, _tense(vg, clause))
-            past_state = (vg.past and not vg.perfect) or vg.habitual
-            for h in hits:
-                if not h.obj:
-                    continue
-                if vg.habitual and h.predicate in _HABIT_ENDS:
-                    # "I used to love sushi": a taste that held then, and holds no more.
-                    h = replace(h, state=True)
-                s = h.subject or subj.name
-                if not s:
-                    continue
-                if s == ctx.addressee and s != ctx.speaker:
-                    # what one says of the listener is a reading of them, not their word:
-                    # praise and cheer ("you captured it perfectly") say nothing; plain
-                    # statements wait in quarantine until the listener confirms them
-                    if h.pattern in _LISTENER_SILENT or h.predicate not in _PROFILE:
-                        continue
-                    h = replace(h, confidence=min(h.confidence, LISTENER_CONFIDENCE))
-                timed = _apply_time(h, h.window or window, past_state, vg.perfect or vg.progressive)
-                if timed is None:
-                    continue
-                vf, vt, prec, op = timed
-                if vf is None and vt is None:
-                    prec = None
-                sent_facts.append(
-                    CandidateFact(
-                        subject=s,
-                        predicate=h.predicate,
-                        object=h.obj,
-                        op=op,
-                        valid_from=vf,
-                        valid_to=vt,
-                        precision=prec,
-                        confidence=h.confidence,
-                        pattern=h.pattern,
-                        cardinality_hint=h.cardinality,
-                    )
-                )
-            if subj.kind == "person" and subj.name and subj.name != ctx.addressee:
-                ctx.last_person = subj.name
-            prev = subj
-        # After the clauses, so "his wife Noor" can find "his" in this sentence's subject.
-        appositions = _appositions(ctx, body)
-        sent_facts = appositions + sent_facts
-        for f in appositions:
-            ctx.last_person = f.object
-        ctx.names.update(f.object for f in sent_facts if f.predicate in _PEOPLE_AND_PETS)
-        facts.extend(sent_facts)
-    return _dedupe(facts)
+            h = replace(h, confidence=min(h.confidence, LISTENER_CONFIDENCE))
+        timed = _apply_time(h, h.window or window, past_state, vg.perfect or vg.progressive)
+        if timed is None:
+            continue
+        vf, vt, prec, op = timed
+        if vf is None and vt is None:
+            prec = None
+        out.append(
+            CandidateFact(
+                subject=s,
+                predicate=h.predicate,
+                object=h.obj,
+                op=op,
+                valid_from=vf,
+                valid_to=vt,
+                precision=prec,
+                confidence=h.confidence,
+                pattern=h.pattern,
+                cardinality_hint=h.cardinality,
+            )
+        )
+    return out
 
 
 def _dedupe(facts: list[CandidateFact]) -> list[CandidateFact]:
+    """One copy of each fact; an apposition the text also ends is dropped."""
     ended = {(f.subject.lower(), f.predicate, f.object.lower()) for f in facts if f.op == "end"}
     out: list[CandidateFact] = []
     seen: set[tuple[str, str, str, str]] = set()

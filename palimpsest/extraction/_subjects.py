@@ -43,6 +43,13 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
         return None
     t = toks[i]
     lw = _lw(t)
+    topic = ctx.topic
+    if topic is not None:
+        about = _topic_subject(ctx, toks, i)
+        if about is not None:
+            return about
+        if lw in ("i", "we", "you"):
+            return None  # in a document, first and second person are quotations
     if lw in ("i", "we"):
         return _Subject(ctx.speaker, "speaker", i + 1)
     if _elided(ctx, toks, i):
@@ -202,6 +209,26 @@ def _elided(ctx: _Ctx, toks: list[Token], i: int) -> bool:
                 return False
         return True
     return False
+
+
+def _topic_subject(ctx: _Ctx, toks: list[Token], i: int) -> _Subject | None:
+    """In a document: "he", "it", "the house", "Smith" for the page's topic."""
+    topic = ctx.topic
+    assert topic is not None
+    t = toks[i]
+    lw = _lw(t)
+    if lw == topic.pronoun or (lw == "they" and topic.pronoun == "it"):
+        return _Subject(topic.name, "person", i + 1)
+    if lw == "the" and i + 1 < len(toks):
+        j = i + 1
+        while j < len(toks) and toks[j].pos_ == "ADJ" and j < i + 3:
+            j += 1
+        if j < len(toks) and _lw(toks[j]) in topic.heads and toks[j].pos_ == "NOUN":
+            return _Subject(topic.name, "person", j + 1)
+    end = _name_span(toks, i, loose=True)
+    if end > i and topic.refers(_text(toks[i:end])):
+        return _Subject(topic.name, "person", end)
+    return None
 
 
 def _loose_subject(ctx: _Ctx, t: Token) -> bool:

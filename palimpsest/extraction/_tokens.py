@@ -15,11 +15,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._dates import TimeMention, TimeWindow
 from ._lexicon import KIN, OTHER_KIN, PETS, VERB_FORMS
 from ._spacy import Lexicon
+
+if TYPE_CHECKING:
+    from ._topic import Topic
 from ._types import CandidateFact, Op
 
 Token = Any  # spacy.tokens.Token; spaCy ships no type information
@@ -144,6 +147,8 @@ class _Ctx:
     pending: tuple[str, str] | None = None
     names: set[str] = field(default_factory=set)  # people and pets this text has named
     lexicon: Lexicon = field(default_factory=Lexicon)  # English words (the lemmatizer's)
+    narrative: datetime | None = None  # the time the text last spoke of
+    topic: Topic | None = None  # what a document is about; None for a conversation turn
     facts: list[CandidateFact] = field(default_factory=list)
 
 
@@ -284,6 +289,10 @@ def _name_span(toks: list[Token], j: int, *, loose: bool = False) -> int:
 
 
 def _owner_of(ctx: _Ctx, lw: str) -> str | None:
+    if ctx.topic is not None:
+        # in a document "his wife" is the topic's, unless "his" is someone else's pronoun
+        pronoun = {"his": "he", "her": "she", "its": "it"}.get(lw)
+        return ctx.topic.name if pronoun == ctx.topic.pronoun else None
     if lw in ("my", "our"):
         return ctx.speaker
     if lw == "your":

@@ -16,6 +16,7 @@ Op = Literal["assert", "end"]
 Precision = Literal["day", "month", "year"]
 Kind = Literal["fact", "opinion", "event", "social"]
 Cardinality = Literal["one", "many"]
+TextKind = Literal["turn", "document"]
 
 __all__ = [
     "CandidateEntity",
@@ -28,6 +29,7 @@ __all__ = [
     "Kind",
     "Op",
     "Precision",
+    "TextKind",
     "TextTooLargeError",
 ]
 
@@ -118,6 +120,9 @@ class ExtractRequest:
     >>> from datetime import datetime, UTC
     >>> ExtractRequest("I live in Oslo.", occurred_at=datetime(2024, 7, 2, tzinfo=UTC)).speaker
     'user'
+
+    ``kind="document"`` reads the text as prose about one topic, paragraph by
+    paragraph (see ``_document``); a ``"turn"`` is one speaker's words.
     """
 
     text: str
@@ -125,6 +130,7 @@ class ExtractRequest:
     speaker: str = "user"
     addressee: str | None = None
     reply_to: str | None = None
+    kind: TextKind = "turn"
 
 
 @runtime_checkable

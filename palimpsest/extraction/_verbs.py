@@ -185,16 +185,45 @@ def _lemma_string(ctx: _Ctx, toks: list[Token], start: int) -> tuple[str, list[i
 
 
 def _clause_window(ctx: _Ctx, toks: list[Token], tense: Tense | None) -> TimeWindow | None:
+    """The clause's time: its first resolvable time expression.
+
+    In a document, a date in parentheses ("Smith (March 7, 1912 - October 18, 2003)
+    was governor from 1969 to 1973") is an aside, used only when nothing else is
+    said; and a statement with no date of its own belongs to the time the text
+    last spoke of (the narrative), as a history reads.
+    """
+    history = ctx.topic is not None
+    found: list[tuple[bool, TimeWindow]] = []
     seen: set[int] = set()
     for t in toks:
         idx = ctx.masked.get(t.i)
         if idx is None or idx in seen:
             continue
         seen.add(idx)
-        w = ctx.mentions[idx].resolve(ctx.reference, tense)
+        w = ctx.mentions[idx].resolve(
+            ctx.reference, tense, narrative=ctx.narrative, history=history
+        )
         if w is not None:
-            return w
-    return None
+            found.append((history and _in_parentheses(t), w))
+            if not found[-1][0]:
+                break
+    best = next((w for aside, w in found if not aside), found[0][1] if found else None)
+    if best is not None and best.valid_from is not None:
+        ctx.narrative = best.valid_from  # what "later that year" counts from
+    if best is None and history and ctx.narrative is not None:
+        year = ctx.narrative.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
+        return TimeWindow(year, None, "year", "point")
+    return best
+
+
+def _in_parentheses(t: Token) -> bool:
+    """Whether a token sits inside a parenthesis opened earlier in its sentence."""
+    depth = 0
+    for u in t.sent:
+        if u.i >= t.i:
+            break
+        depth += {"(": 1, ")": -1}.get(u.text, 0)
+    return depth > 0
 
 
 def _clause_mention(ctx: _Ctx, toks: list[Token]) -> TimeMention | None:

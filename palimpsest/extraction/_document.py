@@ -1,0 +1,176 @@
+"""Document mode: prose about one topic, read paragraph by paragraph.
+
+>>> facts = read_document(paragraph_docs, speaker="Wikipedia", reference=ref,
+...                       lexicon=lex)                                # doctest: +SKIP
+>>> [(f.subject, f.predicate, f.object) for f in facts][:1]          # doctest: +SKIP
+[('Preston Smith (governor)', 'position_held', 'lieutenant governor')]
+
+How a document is read, and why:
+
+1. The topic (``_topic``) is found first: the title line, or the name opening
+   the first sentence. "He", "Smith", "the house" then stand for it, so the
+   facts attach to the page's subject rather than to short or partial names.
+2. Paragraphs are read in turn with one running context: the topic, the
+   section heading last seen, and the time last spoken of ("later that year").
+   A long document is read section by section, never skipped.
+3. Sentences go through the same clause rules as a conversation turn, plus
+   the relations of biographies and organisations (``_rules_doc``); a person
+   who bought the house, headed the club or lived in it is a fact *of the
+   topic* (owned_by, led_by, resident).
+4. A list item under a heading ("Managers." / "- Stoycho Stoev (22 December
+   2014 – 15 May 2016)") is a dated holder of what the heading names.
+5. A document is a timeline: for a predicate that holds one value at a time,
+   an open-ended statement ends where the next one of the same predicate
+   starts ("joined Avellino in 2007" ... "in 2008 he moved to Perugia"). A dated
+   event (an award "in 2010") holds over the period named.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from ._dates import TimeWindow
+from ._doc_lexicon import EVENT_PREDICATES, ONE_PREDICATES, heading_predicate
+from ._patterns import _dedupe, mask_times, read_sentences
+from ._spacy import Lexicon
+from ._tokens import Doc, Token, _Ctx, _ent, _lw, _text
+from ._topic import Topic, _is_heading, find_topic
+from ._types import CandidateFact
+
+__all__ = ["read_document"]
+
+_BULLET = re.compile(r"^\s*(?:[-*•–]|\d{1,3}[.)])\s+")
+
+
+def read_document(
+    paragraphs: list[Doc], *, speaker: str, reference: datetime, lexicon: Lexicon
+) -> list[CandidateFact]:
+    """Candidate facts of a document parsed paragraph by paragraph."""
+    topic = find_topic(paragraphs)
+    ctx = _Ctx(speaker, None, reference, {}, [], lexicon=lexicon)
+    ctx.topic = topic
+    facts: list[CandidateFact] = []
+    section = ""
+    for n, doc in enumerate(paragraphs):
+        text = doc.text.strip()
+        if not text:
+            continue
+        if n == 0 and topic is not None and _is_heading(doc):
+            continue  # the title
+        if _BULLET.match(text) and not _has_finite_verb(doc):
+            facts.extend(_list_item(ctx, doc, section))
+            continue
+        if _is_heading(doc):
+            section = text.rstrip(".: ")
+            continue
+        facts.extend(read_sentences(ctx, doc))
+    if topic is not None:
+        facts = _timeline(facts, topic)
+    return _dedupe(facts)
+
+
+def _has_finite_verb(doc: Doc) -> bool:
+    """'- In 2005, the government awarded Clark the Star ...' is prose in a list."""
+    return any(t.tag_ in ("VBD", "VBZ", "VBP") and t.pos_ == "VERB" for t in doc)
+
+
+def _list_item(ctx: _Ctx, doc: Doc, section: str) -> list[CandidateFact]:
+    """'- Stoycho Stoev (22 December 2014 – 15 May 2016)' under 'Managers'."""
+    topic = ctx.topic
+    if topic is None or not section:
+        return []
+    mask_times(ctx, doc)
+    toks = list(doc)
+    window: TimeWindow | None = None
+    for m in ctx.mentions:
+        window = m.resolve(ctx.reference, "past", narrative=ctx.narrative)
+        if window is not None:
+            break
+    if window is None or (window.valid_from is None and window.valid_to is None):
+        return []
+    name = _item_name(ctx, toks)
+    if name is None or topic.refers(name):
+        return []
+    predicate = heading_predicate(section, person=topic.person)
+    return [
+        CandidateFact(
+            topic.name,
+            predicate,
+            name,
+            "assert",
+            window.valid_from,
+            window.valid_to,
+            window.precision,
+            0.7,
+            "list_item",
+        )
+    ]
+
+
+_CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "la", "le", "bin", "al"}
+
+
+def _item_name(ctx: _Ctx, toks: list[Token]) -> str | None:
+    """The first name in a list item, connectors included ("Prince Leopold of Bavaria")."""
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        if t.i in ctx.masked or t.is_punct or not (t.pos_ == "PROPN" or _ent(t)):
+            i += 1
+            continue
+        j = i
+        while j < n and toks[j].i not in ctx.masked:
+            u = toks[j]
+            if (
+                u.pos_ == "PROPN"
+                or (_ent(u) and not u.is_punct)
+                or _lw(u) in ("'s",)
+                or (_lw(u) in _CONNECTORS and j + 1 < n and toks[j + 1].pos_ == "PROPN")
+            ):
+                j += 1
+            elif u.text == "." and j - i <= 3 and len(toks[j - 1].text) == 1:
+                j += 1  # an initial: "Hans P. Bull"
+            else:
+                break
+        name = _text(toks[i:j]).strip(" ,;:-")
+        return name if len(name) > 1 else None
+    return None
+
+
+def _end_of(f: CandidateFact) -> datetime | None:
+    """The end of the period a dated event names ("in 2010" -> the end of 2010)."""
+    start = f.valid_from
+    if start is None:
+        return None
+    if f.precision == "year":
+        return start.replace(year=start.year + 1)
+    if f.precision == "month":
+        y, m = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+        return start.replace(year=y, month=m)
+    return start + timedelta(days=1)
+
+
+def _timeline(facts: list[CandidateFact], topic: Topic) -> list[CandidateFact]:
+    """Close each open-ended value of a one-valued predicate where the next begins."""
+    out: list[CandidateFact] = []
+    by_predicate: dict[str, list[CandidateFact]] = {}
+    for f in facts:
+        if f.subject != topic.name or f.op != "assert":
+            out.append(f)
+        elif f.predicate in EVENT_PREDICATES and f.valid_to is None and f.valid_from:
+            out.append(replace(f, valid_to=_end_of(f)))
+        elif f.predicate in ONE_PREDICATES or f.pattern == "list_item":
+            by_predicate.setdefault(f.predicate, []).append(f)
+        else:
+            out.append(f)
+    for group in by_predicate.values():
+        starts = sorted({f.valid_from for f in group if f.valid_from is not None})
+        for f in group:
+            if f.valid_to is None and f.valid_from is not None:
+                later = [s for s in starts if s > f.valid_from]
+                if later:
+                    f = replace(f, valid_to=later[0])
+            out.append(f)
+    return out
