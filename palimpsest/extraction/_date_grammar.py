@@ -139,6 +139,7 @@ _PREFIX_RE = re.compile(
     r"in|on|at|as of|starting|beginning|by|before|after|back in|of|for)\s+)$",
     re.I,
 )
+_SPAN_AHEAD = re.compile(r"\s+(?:to|through|until|till)\s+(?:1\d|20)\d\d\b")
 _RANGE_JOIN_RE = re.compile(r"^\s*(?P<j>to|until|till|through|thru|-|–|and)\s*", re.I)
 # A bare year is only a date after a word that introduces a time.
 _YEAR_PREFIXES = {
@@ -226,8 +227,11 @@ def _atoms(text: str) -> list[_Atom]:
                 before = text[max(0, start - 20) : start]
                 pm = _PREFIX_RE.search(before)
                 introduced = pm is not None and pm.group("p").strip().lower() in _YEAR_PREFIXES
-                # "... to 2021" is fine when it closes a range; checked later.
-                if not introduced and not re.search(r"\b(?:to|and|-|–)\s*$", before):
+                # "... to 2021" is fine when it closes a range; checked later. "1910 through
+                # 1914" opens one.
+                opens = _SPAN_AHEAD.match(text, end) is not None
+                closes = re.search(r"\b(?:to|and|through|until|till|-|–)\s*$", before)
+                if not introduced and not closes and not opens:
                     continue
             found.append(_Atom(start, end, anchor))
     # Keep the longest non-overlapping atoms; earlier pattern wins a tie.

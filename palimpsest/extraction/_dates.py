@@ -52,6 +52,7 @@ from ._date_periods import (
 )
 
 _DASH_JOIN_RE = re.compile(r"\s*[-–—]\s*")
+_WORD_JOIN_RE = re.compile(r"\s+(?:to|through|until|till)\s+")  # "1910 through 1914"
 
 __all__ = [
     "Period",
@@ -202,7 +203,11 @@ def find_time_mentions(text: str) -> list[TimeMention]:
         if role == "point" and atom.anchor.kind == "date" and i + 1 < len(atoms):
             # "(October 2003 – May 2005)", "March – June 2006": a dash between two dates
             nxt = atoms[i + 1]
-            if nxt.anchor.kind == "date" and _DASH_JOIN_RE.fullmatch(text[end : nxt.start]):
+            gap = text[end : nxt.start]
+            years = atom.anchor.month is None and nxt.anchor.month is None
+            if nxt.anchor.kind == "date" and (
+                _DASH_JOIN_RE.fullmatch(gap) or (years and _WORD_JOIN_RE.fullmatch(gap))
+            ):
                 first = atom.anchor
                 if first.year is None and nxt.anchor.year is not None:
                     first = replace(first, year=nxt.anchor.year)

@@ -23,7 +23,8 @@ ONE_PREDICATES = frozenset(
         "spouse", "partner", "plays_for", "coaches", "position_held", "political_party",
         "led_by", "owned_by", "resident", "located_in", "official_name", "home_venue",
         "detained_in", "headquarters", "capital", "league", "marital_status",
-        "comes_from",
+        "comes_from", "made_by", "operated_by", "broadcaster", "served_in",
+        "competes_in", "publisher", "record_label",
     }
 )  # fmt: skip
 # Dated once, not a state: "received the award in 2010" holds over 2010 only.
@@ -74,4 +75,4 @@ def heading_predicate(heading: str, *, person: bool) -> str:
         return "led_by"
     if person and words & {"career", "playing", "senior", "youth", "international"}:
         return "plays_for"
-    return "listed"
+    return "timeline"

@@ -53,6 +53,7 @@ def read_document(
     ctx.topic = topic
     facts: list[CandidateFact] = []
     section = ""
+    named: str | None = None
     for n, doc in enumerate(paragraphs):
         text = doc.text.strip()
         if not text:
@@ -64,11 +65,72 @@ def read_document(
             continue
         if _is_heading(doc):
             section = text.rstrip(".: ")
+            named = _named_heading(doc)
             continue
+        before = ctx.narrative
         facts.extend(read_sentences(ctx, doc))
+        if topic is not None:
+            facts.extend(_inline_spans(ctx, doc, section))
+            if named and ctx.narrative is not None and ctx.narrative != before:
+                # "GP3 Series." then "He raced in 2010 ...": the section names a stage
+                facts.append(_fact(topic, "timeline", named, ctx.narrative, "section_heading"))
+                named = None
     if topic is not None:
         facts = _timeline(facts, topic)
     return _dedupe(facts)
+
+
+def _fact(topic: Topic, predicate: str, obj: str, start: datetime, pattern: str) -> CandidateFact:
+    return CandidateFact(topic.name, predicate, obj, "assert", start, None, "year", 0.6, pattern)
+
+
+def _named_heading(doc: Doc) -> str | None:
+    """A heading that is a name ("FC Biel-Bienne.", "Formula Three."), not a topic word."""
+    toks = [t for t in doc if not t.is_punct]
+    if not toks or not all(t.text[:1].isupper() or t.like_num for t in toks):
+        return None
+    if not any(t.pos_ == "PROPN" or _ent(t) in ("ORG", "GPE", "FAC", "EVENT") for t in toks):
+        return None
+    return _text(toks)
+
+
+_SPAN_AFTER = re.compile(r"^\s*\(([^()]{4,40})\)")
+
+
+def _inline_spans(ctx: _Ctx, doc: Doc, section: str) -> list[CandidateFact]:
+    """'Gold Key Comics (1962–1984), Gladstone Publishing (1986–1990)': a name with its
+    span in parentheses is one holder in the topic's timeline."""
+    topic = ctx.topic
+    assert topic is not None
+    out: list[CandidateFact] = []
+    toks = list(doc)
+    text = doc.text
+    role = heading_predicate(section, person=topic.person) if section else "timeline"
+    for i, t in enumerate(toks):
+        if t.text != "(" or i == 0 or toks[i - 1].pos_ != "PROPN":
+            continue
+        m = _SPAN_AFTER.match(text[t.idx :])
+        if m is None:
+            continue
+        idx = ctx.masked.get(toks[i + 1].i) if i + 1 < len(toks) else None
+        if idx is None:
+            continue
+        w = ctx.mentions[idx].resolve(ctx.reference, "past", narrative=ctx.narrative, history=True)
+        if w is None or w.role not in ("range", "since") or _LIFE_DATES.search(m.group(1)):
+            continue
+        j = i - 1
+        while j > 0 and (toks[j - 1].pos_ == "PROPN" or _lw(toks[j - 1]) in _CONNECTORS):
+            j -= 1
+        name = _text(toks[j:i])
+        if topic.refers(name):
+            continue
+        out.append(
+            CandidateFact(
+                topic.name, role, name, "assert", w.valid_from, w.valid_to, w.precision, 0.6,
+                "inline_span",
+            )
+        )  # fmt: skip
+    return out
 
 
 def _has_finite_verb(doc: Doc) -> bool:
@@ -83,11 +145,7 @@ def _list_item(ctx: _Ctx, doc: Doc, section: str) -> list[CandidateFact]:
         return []
     mask_times(ctx, doc)
     toks = list(doc)
-    window: TimeWindow | None = None
-    for m in ctx.mentions:
-        window = m.resolve(ctx.reference, "past", narrative=ctx.narrative)
-        if window is not None:
-            break
+    window = _item_window(ctx, doc)
     if window is None or (window.valid_from is None and window.valid_to is None):
         return []
     name = _item_name(ctx, toks)
@@ -107,6 +165,22 @@ def _list_item(ctx: _Ctx, doc: Doc, section: str) -> list[CandidateFact]:
             "list_item",
         )
     ]
+
+
+_LIFE_DATES = re.compile(r"\b(?:born|b\.|died|d\.|née)\s*$", re.I)
+
+
+def _item_window(ctx: _Ctx, doc: Doc) -> TimeWindow | None:
+    """A list item's dates: a span if it gives one, never its holder's birth or death."""
+    found: list[TimeWindow] = []
+    for m in ctx.mentions:
+        if _LIFE_DATES.search(doc.text[max(0, m.start - 8) : m.start]):
+            continue
+        w = m.resolve(ctx.reference, "past", narrative=ctx.narrative, history=True)
+        if w is not None:
+            found.append(w)
+    spans = [w for w in found if w.role in ("range", "since", "until")]
+    return (spans or found or [None])[0]
 
 
 _CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "la", "le", "bin", "al"}

@@ -58,7 +58,8 @@ DOC_RULES: list[_Rule] = [
     _d("member_of_party", r"^be (?:a )?member of " + _O, "political_party", "party"),
     _d(
         "appointed",
-        r"^(?:elect|appoint|name|sworn in|promote|commission|install|nominate|confirm) "
+        r"^(?:elect|appoint|name|sworn in|promote|commission|install|nominate|confirm|"
+        r"choose|select|pick|make|return|re-elect|reelect|designate) "
         r"(?:as |to |to the rank of |to the post of )?" + _O,
         "position_held",
         "role",
@@ -73,6 +74,25 @@ DOC_RULES: list[_Rule] = [
         "role",
     ),
     _d("copula_role", r"^be " + _O, "position_held", "role"),
+    _d(
+        "became_name",
+        r"^(?:become|evolve into|reorganize as|merge to form) " + _O,
+        "official_name",
+        "org_name",
+    ),
+    _d(
+        "published_by",
+        r"^(?:publish|print|issue) by " + _O,
+        "publisher",
+        "org_like",
+        needs=_PASSIVE,
+    ),
+    _d(
+        "label",
+        r"^(?:sign|sign a (?:\S+ )?(?:deal|contract)) (?:to|with) " + _O,
+        "record_label",
+        "label",
+    ),
     _d(
         "educated_at",
         r"^(?:educate|enrol|enroll|matriculate|school|train) (?:at|in) " + _O,
@@ -232,6 +252,10 @@ def doc_object(kind: str, obj: _Obj) -> bool:
     if kind == "role":
         heads = {w[:-1] if w.endswith("s") else w for w in words}
         return bool(heads & LEADER_ROLES or words & _TITLE_WORDS) and len(obj.tokens) <= 9
+    if kind == "org_name":
+        return named and not any(t.ent_type_ == "PERSON" for t in obj.tokens)
+    if kind == "label":
+        return named and bool(words & {"records", "recordings", "music", "entertainment", "label"})
     if kind == "prison":
         return named or bool(words & {"prison", "penitentiary", "jail", "camp", "facility"})
     if kind in ("org_like", "place_like", "owner", "name", "person"):
@@ -259,6 +283,7 @@ _INVERSE_ROLE = re.compile(
 )
 _INVERSE_VERBS = [
     (re.compile(r"^(?:buy|purchase|acquire|inherit|own|rent|lease) (?=\S)"), "owned_by"),
+    (re.compile(r"^(?:sell|give|bequeath|lease|transfer) (?=\S)"), "sold_to"),
     (re.compile(r"^(?:live in|reside in|occupy|move into|settle in) (?=\S)"), "resident"),
     (
         re.compile(
@@ -283,8 +308,16 @@ def inverse_hits(
         if m is None:
             continue
         obj = _np(ctx, toks, c2t[m.end()])
-        if obj.tokens and (topic.refers(obj.text) or topic.refers("the " + obj.text)):
+        if not obj.tokens or not (topic.refers(obj.text) or topic.refers("the " + obj.text)):
+            return []
+        if predicate != "sold_to":
             return [_Hit(predicate, subj.name, "inverse_" + predicate, 0.6, subject=topic.name)]
+        # "Ames's heirs sold the villa to Count Guido Monzino": the buyer owns it
+        j = obj.end
+        if j + 1 < len(toks) and _lw(toks[j]) == "to":
+            buyer = _np(ctx, toks, j + 1)
+            if _valid_obj(buyer) and _has_propn(buyer):
+                return [_Hit("owned_by", buyer.text, "inverse_sold_to", 0.6, subject=topic.name)]
         return []
     m = _INVERSE_ROLE.match(rstr)
     if m is None:
@@ -308,6 +341,20 @@ def inverse_hits(
     return [_Hit("led_by", subj.name, "inverse_role", 0.6, subject=topic.name)]
 
 
+def _role_place(ctx: _Ctx, toks: list[Token], obj: _Obj) -> _Obj:
+    """'pastor at St. Remigius Church': where a role is held is part of its name."""
+    j = obj.end
+    if (
+        j + 1 < len(toks)
+        and _lw(toks[j]) in ("at", "of", "for", "in")
+        and toks[j].i not in ctx.masked
+    ):
+        where = _np(ctx, toks, j + 1, place=True)
+        if _valid_obj(where) and _has_propn(where) and len(obj.tokens) + len(where.tokens) <= 9:
+            return _Obj(toks[toks.index(obj.tokens[0]) : where.end], where.end)
+    return obj
+
+
 def doc_hits(ctx: _Ctx, toks: list[Token], vg: _Verb, rstr: str, c2t: list[int]) -> list[_Hit]:
     """The topic's relations: the first document rule whose object fits decides."""
     if vg.neg or vg.future or vg.hedge:
@@ -321,6 +368,8 @@ def doc_hits(ctx: _Ctx, toks: list[Token], vg: _Verb, rstr: str, c2t: list[int])
         obj = _np(ctx, toks, c2t[m.start("o")])
         if not doc_object(rule.obj, obj):
             continue
+        if rule.obj == "role":
+            obj = _role_place(ctx, toks, obj)
         # a document's past tense starts what it tells ("in 2000 he signed for X"); the
         # timeline ends it where the next one begins; a copula names a held state
         state = rule.name == "copula_role"
