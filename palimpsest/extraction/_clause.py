@@ -229,6 +229,6 @@ def _fallback(
     obj = _np(ctx, toks, k)
     if not _valid_obj(obj) or obj.tokens[-1].pos_ not in ("NOUN", "PROPN"):
         return []
-    if len(obj.tokens) > 5:
+    if len(obj.tokens) > 7:
         return []
     return [_Hit(predicate, obj.text, "fallback_lemma", 0.5, cardinality="many")]

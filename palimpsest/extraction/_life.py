@@ -25,7 +25,8 @@ __all__ = ["ASPECT", "activity_hits", "good_time_at", "met_hits"]
 # "start volunteering", "keep writing", "got to see", "be off to do": the verb after
 # these carries the meaning (its own rule decides), the first only says when.
 ASPECT = re.compile(
-    r"^(?:start|begin|keep|continue|go on|end up|get to|be off to|get back to|get into) "
+    r"^(?:start|begin|keep|continue|go on|end up|get to|be off to|get back to|get into|"
+    r"start to|begin to|choose to|manage to|finally get to|get a chance to|get the chance to) "
 )
 # "had a blast at", "had a great time at": being at an event, said warmly.
 _GOOD_TIME = re.compile(

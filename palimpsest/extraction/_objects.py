@@ -130,6 +130,18 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
             k += 1
             continue
         if (
+            t.pos_ == "VERB"
+            and t.tag_ == "VB"
+            and not items
+            and k + 1 < n
+            and toks[k + 1].tag_ in ("NN", "NNS")
+            and k > 0
+            and toks[k - 1].pos_ in ("ADP", "DET")
+        ):
+            items.append(t)  # "to boot camps", "a dance class": a noun the tagger read as a verb
+            k += 1
+            continue
+        if (
             t.pos_ in ("VERB", "AUX")
             and not (gerund and not items)
             and t.tag_ not in ("VBN", "VBG")

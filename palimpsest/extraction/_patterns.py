@@ -172,8 +172,21 @@ def read_sentences(ctx: _Ctx, doc: Doc) -> list[CandidateFact]:
     mask_times(ctx, doc)
     facts: list[CandidateFact] = []
     for sent in doc.sents:
-        facts.extend(_sentence_facts(ctx, list(sent)))
+        for part in _dash_parts(list(sent)):
+            facts.extend(_sentence_facts(ctx, part))
     return facts
+
+
+def _dash_parts(toks: list[Token]) -> list[list[Token]]:
+    """'Guess what - I got a puppy!': a spaced dash joins two sentences in a chat."""
+    parts: list[list[Token]] = [[]]
+    for i, t in enumerate(toks):
+        spaced = i > 0 and bool(toks[i - 1].whitespace_) and bool(t.whitespace_)
+        if t.text in ("-", "–", "—", "--") and spaced and parts[-1]:
+            parts.append([])
+            continue
+        parts[-1].append(t)
+    return [p for p in parts if p]
 
 
 def _sentence_facts(ctx: _Ctx, stoks: list[Token]) -> list[CandidateFact]:

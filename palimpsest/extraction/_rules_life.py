@@ -59,7 +59,32 @@ LIFE_RULES: list[_Rule] = [
         "word",
         needs={"past"},
     ),
-    _r("go_gerund", r"^go (?P<o>[a-z]+ing)\b", "activity", 0.75, "gerund", needs={"past"}),
+    _r("go_gerund", r"^go (?P<o>[a-z]+)\b", "activity", 0.75, "gerund", needs={"past"}),
+    _r(
+        "take_to",
+        r"^(?:take|bring) (?:my |our |the |his |her )?(?:\S+ ){0,2}?to " + _O,
+        "attended|visited",
+        0.75,
+        "event_or_venue",
+        needs={"past"},
+    ),
+    _r(
+        "take_trip",
+        rf"^(?:take|go on|make) {_POSS}(?:\S+ )?(?:trip|vacation|holiday|getaway) "
+        rf"(?:\S+ )?(?:to|in) {_O}",
+        "visited",
+        0.75,
+        "place",
+        needs={"past"},
+    ),
+    _r(
+        "accepted",
+        rf"^(?:accept|admit) (?:for|into|to|at|in) {_O}",
+        "enrolled_in",
+        0.75,
+        "np",
+        needs={"passive"},
+    ),
     _r("have_event", rf"^have {_O}", "attended", 0.7, "event_noun", needs={"past"}),
     _r(
         "host",
@@ -154,7 +179,7 @@ LIFE_RULES: list[_Rule] = [
     _r("learn", rf"^(?:learn|practice|practise) {_O}", "learns", 0.75, "np", needs=_DONE),
     _r(
         "take_up",
-        r"^(?:take up|pick up|start|begin|try|try out|get into) (?P<o>[a-z]+ing)\b",
+        r"^(?:take up|pick up|start|begin|try|try out|get into) (?P<o>[a-z]+)\b",
         "activity",
         0.75,
         "gerund",
@@ -177,6 +202,15 @@ _WATCHABLE = {
     "movie", "movies", "film", "films", "show", "series", "documentary", "play",
     "musical", "game", "match", "concert", "episode", "episodes", "season",
     "performance", "ballet", "opera", "sitcom", "anime", "cartoon", "video",
+}  # fmt: skip
+
+
+# What one "makes" that is no made thing ("made some friends", "made a decision").
+_NOT_MADE = {
+    "friend", "difference", "decision", "plan", "mistake", "effort", "progress",
+    "point", "sense", "money", "time", "call", "choice", "change", "impact", "memory",
+    "connection", "move", "step", "deal", "trip", "appointment", "reservation",
+    "breakthrough", "comeback", "splash", "list", "note", "promise", "friendship",
 }  # fmt: skip
 
 
@@ -216,14 +250,22 @@ def life_object(kind: str, obj: _Obj) -> str | None:
     if kind == "group":
         return "" if head in GROUP_NOUNS or stem in GROUP_NOUNS else None
     if kind == "creation":
-        return "" if head in CREATION_NOUNS or stem in CREATION_NOUNS else None
+        if head in CREATION_NOUNS or stem in CREATION_NOUNS:
+            return ""
+        # "made a limited edition line": a named made thing, not "made some friends"
+        nouns = [t for t in obj.tokens if t.pos_ in ("NOUN", "PROPN", "ADJ")]
+        return "" if len(nouns) >= 2 and stem not in _NOT_MADE else None
     if kind == "prize":
         return "" if head in PRIZE_NOUNS or stem in PRIZE_NOUNS else None
     if kind == "title":
         quoted = any(t.text in ('"', "“") for t in obj.tokens)
         return "" if quoted or _has_propn(obj) or stem in _WATCHABLE else None
+    if kind == "place":
+        return "" if _is_place(obj) else None
     if kind in ("gerund", "word"):
         word = _lw(obj.tokens[0])
+        if kind == "gerund" and obj.tokens[0].tag_ != "VBG" and word not in ACTIVITY_GERUNDS:
+            return None
         return "" if kind == "word" or word in ACTIVITY_GERUNDS else None
     if kind == "activity":
         return "" if head in ACTIVITY_GERUNDS else None

@@ -108,6 +108,18 @@ def _clauses(toks: list[Token]) -> list[tuple[list[Token], bool]]:
                     i = j
                     continue
         if (
+            lw in ("after", "before", "because", "while", "once")  # "since I was six" is a time
+            and cur
+            and i + 1 < n
+            and _lw(toks[i + 1]) in ("i", "we", "he", "she", "they")
+            and any(c.pos_ in ("VERB", "AUX") for c in cur)
+        ):
+            # "I had a quiet weekend after we went camping": a clause of its own
+            out.append((cur, shared))
+            cur, shared = [], False
+            i += 1
+            continue
+        if (
             lw in ("before", "after", "while", "by")
             and cur
             and i + 1 < n

@@ -38,6 +38,9 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
         if lw in _LEAD_ADVERBS and i + 1 < n and _lw(toks[i + 1]) in ("i", "we"):
             i += 1  # "Just yesterday I joined a church", "Recently I started ..."
             continue
+        if t.pos_ == "ADV" and lw.endswith("ly") and i + 1 < n and _lw(toks[i + 1]) in (",", "i"):
+            i += 1  # "Unfortunately, I also lost my job"
+            continue
         break
     if i >= n:
         return None
