@@ -109,17 +109,22 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def stem(w: str) -> str:
-    """Crude suffix stripping, enough to match painting/painted/paints.
+    """Crude suffix stripping, enough to match painting/painted/paints, create/creating.
 
     >>> [stem(w) for w in ("painting", "painted", "paints", "agencies", "class")]
     ['paint', 'paint', 'paint', 'agency', 'class']
+    >>> stem("creating") == stem("create"), stem("running") == stem("run")
+    (True, True)
     """
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     for suf in ("ing", "ed", "es", "s"):
         if w.endswith(suf) and len(w) - len(suf) >= 3 and not w.endswith("ss"):
-            return w[: -len(suf)]
-    return w
+            w = w[: -len(suf)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+                w = w[:-1]  # running -> run
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 3 else w
 
 
 def words(text: str) -> list[str]:
@@ -294,7 +299,10 @@ def run_locomo(
         speakers = (conv["speaker_a"], conv["speaker_b"])
         items = parse_locomo(raw, conversations=[cid])
         for it in items:
+            # as the importer ships them, said out loud: both are participants and users,
+            # and each addresses the other
             it["author_kind"] = "user"
+            it["participants"] = list(speakers)
             it["addressee"] = speakers[1] if it["speaker"] == speakers[0] else speakers[0]
         st = ConvStats(turns=len(items))
         now = max(i["occurred_at"] for i in items) + timedelta(days=1)

@@ -180,7 +180,8 @@ def _item_window(ctx: _Ctx, doc: Doc) -> TimeWindow | None:
         if w is not None:
             found.append(w)
     spans = [w for w in found if w.role in ("range", "since", "until")]
-    return (spans or found or [None])[0]
+    best = spans or found
+    return best[0] if best else None
 
 
 _CONNECTORS = {"of", "de", "von", "van", "der", "den", "del", "da", "di", "la", "le", "bin", "al"}

@@ -150,6 +150,7 @@ class SpacyExtractor:
                         addressee=item.addressee,
                         reference=refs[i],
                         lexicon=lexicon,
+                        context=item.context,
                     )
                 entities: list[Any] = []
                 for doc in parsed:

@@ -34,11 +34,12 @@ lists, clause state, token tests). This module applies time and collects facts.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from ._clause import _read_clause
+from ._coref import context_people, kin_pronoun
 from ._dates import TimeWindow, find_time_mentions
 from ._sentences import _clauses, _skip_sentence, _wrapper_end
 from ._spacy import Lexicon
@@ -144,10 +145,16 @@ def read_facts(
     addressee: str | None,
     reference: datetime,
     lexicon: Lexicon | None = None,
+    context: Sequence[tuple[str, str]] = (),
 ) -> list[CandidateFact]:
-    """Candidate facts from a parsed text (see the module docstring for the rules)."""
+    """Candidate facts from a parsed text (see the module docstring for the rules).
+
+    ``context``: the conversation's turns before this one, ``(speaker, text)``.
+    """
     ctx = _Ctx(speaker, addressee, reference, {}, [], lexicon=lexicon or Lexicon())
     ctx.names.update(n for n in (speaker, addressee) if n)
+    if context:
+        ctx.people = context_people(context, ctx.lexicon)
     return _dedupe(read_sentences(ctx, doc))
 
 
@@ -207,7 +214,9 @@ def _sentence_facts(ctx: _Ctx, stoks: list[Token]) -> list[CandidateFact]:
             continue
         sent_facts.extend(_clause_facts(ctx, clause, subj))
         if subj.kind == "person" and subj.name and subj.name != ctx.addressee:
-            ctx.last_person = subj.name
+            ctx.last_person, ctx.last_pronoun = subj.name, None
+        elif subj.kind == "kin" and subj.name:
+            ctx.last_person, ctx.last_pronoun = subj.name, kin_pronoun(subj.noun)
         prev = subj
     # After the clauses, so "his wife Noor" can find "his" in this sentence's subject.
     appositions = _appositions(ctx, body)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from ._coref import pick
 from ._lexicon import ATTRIBUTES, KIN, OTHER_KIN, PETS, VERB_FORMS
 from ._tokens import (
     _BAD_SUBJECT_LABELS,
@@ -60,7 +61,11 @@ def _subject(ctx: _Ctx, toks: list[Token]) -> _Subject | None:
     if lw == "you":
         return _Subject(ctx.addressee, "person", i + 1) if ctx.addressee else None
     if lw in ("he", "she", "they"):
-        return _Subject(ctx.last_person, "person", i + 1) if ctx.last_person else None
+        if ctx.last_person and ctx.last_pronoun in (lw, None):
+            return _Subject(ctx.last_person, "person", i + 1)
+        # no one of that kind named in this turn: the last one named before it
+        name = pick(ctx.people, lw, exclude=(ctx.speaker, ctx.addressee))
+        return _Subject(name, "person", i + 1) if name else None
     if lw == "the" and i + 1 < n and _lw(toks[i + 1]) == "user":
         # tools, documents and other agents speak of the memory's owner as "the user"
         return _Subject("user", "person", i + 2)

@@ -22,6 +22,7 @@ from ._lexicon import KIN, OTHER_KIN, PETS, VERB_FORMS
 from ._spacy import Lexicon
 
 if TYPE_CHECKING:
+    from ._coref import Mention
     from ._topic import Topic
 from ._types import CandidateFact, Op
 
@@ -149,6 +150,8 @@ class _Ctx:
     lexicon: Lexicon = field(default_factory=Lexicon)  # English words (the lemmatizer's)
     narrative: datetime | None = None  # the time the text last spoke of
     topic: Topic | None = None  # what a document is about; None for a conversation turn
+    last_pronoun: str | None = None  # "he"/"she"/"they" for last_person, None if unknown
+    people: list[Mention] = field(default_factory=list)  # named in the turns before
     facts: list[CandidateFact] = field(default_factory=list)
 
 

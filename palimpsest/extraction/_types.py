@@ -123,6 +123,9 @@ class ExtractRequest:
 
     ``kind="document"`` reads the text as prose about one topic, paragraph by
     paragraph (see ``_document``); a ``"turn"`` is one speaker's words.
+    ``context`` holds the turns before it in its conversation, as ``(speaker,
+    text)``, oldest first: "he" or "she" with no one named in the turn itself is
+    the last person they named ("my son got hurt" ... "he's fine now").
     """
 
     text: str
@@ -131,6 +134,7 @@ class ExtractRequest:
     addressee: str | None = None
     reply_to: str | None = None
     kind: TextKind = "turn"
+    context: tuple[tuple[str, str], ...] = ()
 
 
 @runtime_checkable
