@@ -19,6 +19,10 @@ _MONTHS: dict[str, int] = {
 }  # fmt: skip
 # Month names that are also ordinary words count only when capitalised.
 _CASE_SENSITIVE_MONTHS = {"may", "march", "mar", "jan", "aug", "august", "dec", "sep", "oct"}
+_WEEKDAY_ABBR: dict[str, int] = {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
+    "sat": 5, "sun": 6,
+}  # fmt: skip
 _WEEKDAYS: dict[str, int] = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4,
     "saturday": 5, "sunday": 6,
@@ -84,6 +88,14 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
         "weekday",
         re.compile(
             r"\b(?:(?P<k>last|this|next|coming)\s+)?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+            re.I,
+        ),
+    ),
+    # "last Tues", "Last Fri": abbreviations only after a word that makes them a day
+    (
+        "weekday",
+        re.compile(
+            r"\b(?P<k>last|this|next|coming|on)\s+(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b\.?",
             re.I,
         ),
     ),
@@ -194,7 +206,10 @@ def _anchor_from(kind: str, m: re.Match[str]) -> _Anchor | None:
         n = {"last": -1, "past": -1, "this": 0, "next": 1, "coming": 1}[k]
         return _Anchor("shift", n=n, unit=g["unit"].lower())
     if kind == "weekday":
-        return _Anchor("weekday", weekday=_WEEKDAYS[g["wd"].lower()], mode=(g["k"] or "").lower())
+        wd = g["wd"].lower()
+        mode = (g["k"] or "").lower()
+        day = _WEEKDAYS[wd] if wd in _WEEKDAYS else _WEEKDAY_ABBR[wd]
+        return _Anchor("weekday", weekday=day, mode="" if mode == "on" else mode)
     if kind in ("season", "season_bare"):
         return _Anchor("season", month=_SEASONS[g["s"].lower()], mode=(g.get("k") or "").lower())
     if kind in ("ago", "in_n", "for_n"):

@@ -22,9 +22,8 @@ ONE_PREDICATES = frozenset(
         "lives_in", "works_at", "job_title", "studies_at", "born_in", "birthday", "age",
         "spouse", "partner", "plays_for", "coaches", "position_held", "political_party",
         "led_by", "owned_by", "resident", "located_in", "official_name", "home_venue",
-        "detained_in", "headquarters", "capital", "league", "marital_status",
-        "comes_from", "made_by", "operated_by", "broadcaster", "served_in",
-        "competes_in", "publisher", "record_label",
+        "detained_in", "headquarters", "capital", "league", "made_by", "operated_by",
+        "broadcaster", "served_in", "competes_in", "publisher", "record_label",
     }
 )  # fmt: skip
 # Dated once, not a state: "received the award in 2010" holds over 2010 only.

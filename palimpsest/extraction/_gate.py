@@ -72,17 +72,19 @@ def empty_object(tokens: list[Token]) -> bool:
     return len(tokens) == 1 and _lw(tokens[0]) in _LIGHT_GERUNDS
 
 
-_DEICTIC = {"this", "that", "these", "those", "your", "ur", "the"}
+_DEICTIC = {"this", "that", "these", "those", "your", "ur"}
 
 
-def deictic(tokens: list[Token]) -> bool:
+def deictic(tokens: list[Token], *, definite: bool = False) -> bool:
     """An object picked out by pointing ("that book", "the colour", "your turtles"),
     not named: in a chat it is what the other person just showed or said, so
     "I love the colour" is a reaction, not a lasting taste. A name ("the
-    Beatles") is no pointing."""
+    Beatles") is no pointing. With ``definite``, "the" points too (a taste of "the
+    colour" is a reaction; a visit to "the museum" is not)."""
     if not tokens:
         return False
     first = tokens[0]
     if first.i == 0 or any(t.pos_ == "PROPN" or t.ent_type_ for t in tokens):
         return False
-    return _lw(first.doc[first.i - 1]) in _DEICTIC
+    before = _lw(first.doc[first.i - 1])
+    return before in _DEICTIC or (definite and before == "the")

@@ -65,7 +65,7 @@ GROUP_NOUNS = {
     "council", "troupe", "ensemble", "orchestra", "cohort", "course",
     "fellowship", "initiative", "campaign", "charity", "nonprofit", "non-profit",
     "foundation", "academy", "studio", "company", "workshop", "forum", "server",
-    "channel", "platform", "project", "mentorship", "internship", "army", "navy",
+    "channel", "platform", "project", "mentorship", "internship",
 }  # fmt: skip
 # What a prize is called ("won a trophy", "received an award").
 PRIZE_NOUNS = {

@@ -179,6 +179,7 @@ def read_sentences(ctx: _Ctx, doc: Doc) -> list[CandidateFact]:
     mask_times(ctx, doc)
     facts: list[CandidateFact] = []
     for sent in doc.sents:
+        ctx.sentence_time = None
         for part in _dash_parts(list(sent)):
             facts.extend(_sentence_facts(ctx, part))
     return facts
@@ -248,6 +249,11 @@ def _clause_facts(ctx: _Ctx, clause: list[Token], subj: _Subject) -> list[Candid
     hits = _read_clause(ctx, clause, subj)
     vg = _verb_group(clause, subj.end, ctx)
     window = _clause_window(ctx, clause, _tense(vg, clause))
+    if window is not None:
+        ctx.sentence_time = window
+    elif vg.past and not vg.perfect and ctx.topic is None:
+        # "I had a day out last weekend - we went biking": one time for the sentence
+        window = ctx.sentence_time
     # a turn's simple past ends a state ("I lived in Paris"); a document's past tense is
     # its narrative, whose states its timeline ends
     past_state = ((vg.past and not vg.perfect) or vg.habitual) and ctx.topic is None

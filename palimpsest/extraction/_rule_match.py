@@ -18,6 +18,7 @@ from ._lexicon import (
     OWNABLE,
     SCHOOL_WORDS,
 )
+from ._lexicon_life import GROUP_NOUNS
 from ._objects import _has_propn, _is_job, _is_place, _np, _np_list, _Obj, _person, _valid_obj
 from ._rules import _RULES, _TRY_NEXT, _Rule
 from ._rules_life import LIFE_RULES, life_object
@@ -108,7 +109,7 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
                 located=kind not in ("job", "job_free"),
             )
         ]
-    if kind == "pref" and objs and deictic(objs[0].tokens):
+    if kind == "pref" and objs and deictic(objs[0].tokens, definite=True):
         return []  # "I love the colour and texture": the pointing covers the whole list
     out: list[str] = []
     for obj in objs:
@@ -157,7 +158,8 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
             ):
                 out.append(obj.text)
         elif kind == "org_propn":
-            if _has_propn(obj):
+            # "joined a new LGBTQ activist group" is a group, not an employer
+            if _has_propn(obj) and not (rule.name == "join" and words[-1] in GROUP_NOUNS):
                 out.append(obj.text)
         elif kind == "org_or_school" or kind == "school":
             if _has_propn(obj) and (kind != "school" or set(words) & SCHOOL_WORDS):

@@ -149,6 +149,7 @@ class _Ctx:
     names: set[str] = field(default_factory=set)  # people and pets this text has named
     lexicon: Lexicon = field(default_factory=Lexicon)  # English words (the lemmatizer's)
     narrative: datetime | None = None  # the time the text last spoke of
+    sentence_time: TimeWindow | None = None  # the time the current sentence named
     topic: Topic | None = None  # what a document is about; None for a conversation turn
     last_pronoun: str | None = None  # "he"/"she"/"they" for last_person, None if unknown
     people: list[Mention] = field(default_factory=list)  # named in the turns before
