@@ -68,7 +68,9 @@ def context_people(turns: Iterable[tuple[str, str]], lexicon: Lexicon) -> list[M
         for m in _NAME_RE.finditer(text):
             word = m.group("name")
             low = word.lower()
-            if low in _NOT_NAMES or low in lexicon.nouns or low in lexicon.verbs:
+            # a capital in mid-sentence is a name ("a pic of Oliver"), even one the
+            # dictionary knows as a word; not a verb opening a quoted title, though
+            if low in _NOT_NAMES or (low in lexicon.verbs and low not in lexicon.nouns):
                 continue
             if any(mm.name == word for _, mm in found[-3:]):
                 continue

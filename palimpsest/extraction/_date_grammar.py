@@ -148,7 +148,8 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
 
 _PREFIX_RE = re.compile(
     r"(?P<p>\b(?:since|until|till|til|up to|up until|through|thru|from|between|during|"
-    r"in|on|at|as of|starting|beginning|by|before|after|back in|of|for)\s+)$",
+    r"in|on|at|as of|starting|beginning|by|before|after|back in|of|for|"
+    r"(?:in )?(?:approximately|about|around|circa|c\.))\s+)$",
     re.I,
 )
 _SPAN_AHEAD = re.compile(r"\s+(?:to|through|until|till)\s+(?:1\d|20)\d\d\b")
@@ -157,7 +158,8 @@ _RANGE_JOIN_RE = re.compile(r"^\s*(?P<j>to|until|till|through|thru|-|–|and)\s*
 _YEAR_PREFIXES = {
     "since", "until", "till", "til", "through", "thru", "from", "between", "during",
     "in", "as of", "by", "before", "after", "back in", "of", "up to", "up until",
-    "starting", "beginning",
+    "starting", "beginning", "approximately", "about", "around", "circa", "c.",
+    "in approximately", "in about", "in around", "in circa", "in c.",
 }  # fmt: skip
 
 

@@ -76,8 +76,26 @@ def read_document(
                 facts.append(_fact(topic, "timeline", named, ctx.narrative, "section_heading"))
                 named = None
     if topic is not None:
-        facts = _timeline(facts, topic)
+        facts = _timeline([_by_role(f, topic) for f in facts], topic)
     return _dedupe(facts)
+
+
+_COACHES = {"manager", "coach", "trainer"}
+_ATHLETES = {
+    "footballer", "player", "goalkeeper", "defender", "midfielder", "forward", "striker",
+    "winger", "cricketer", "athlete", "pitcher", "rugby", "hockey", "basketball",
+}  # fmt: skip
+
+
+def _by_role(f: CandidateFact, topic: Topic) -> CandidateFact:
+    """A football manager's clubs are clubs coached; a footballer's employers, teams."""
+    if f.subject != topic.name or f.predicate not in ("plays_for", "works_at"):
+        return f
+    if topic.role in _COACHES:
+        return replace(f, predicate="coaches")
+    if topic.role in _ATHLETES and f.predicate == "works_at":
+        return replace(f, predicate="plays_for")
+    return f
 
 
 def _fact(topic: Topic, predicate: str, obj: str, start: datetime, pattern: str) -> CandidateFact:

@@ -18,7 +18,7 @@ from ._lexicon import (
     OWNABLE,
     SCHOOL_WORDS,
 )
-from ._lexicon_life import GROUP_NOUNS
+from ._lexicon_life import EVENT_NOUNS, GROUP_NOUNS
 from ._objects import _has_propn, _is_job, _is_place, _np, _np_list, _Obj, _person, _valid_obj
 from ._rules import _RULES, _TRY_NEXT, _Rule
 from ._rules_life import LIFE_RULES, life_object
@@ -53,7 +53,7 @@ def _life_objects(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[tup
         return []
     if rule.obj not in ("gerund", "word") and obj.tokens[0].pos_ == "PRON":
         return []
-    if deictic(obj.tokens) and len(obj.tokens) <= 2:
+    if deictic(obj.tokens) and len(obj.tokens) <= 1:
         return []  # "that book", "this pic": what was just shown, not named
     pred = life_object(rule.obj, obj)
     if pred is None:
@@ -124,6 +124,8 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
             if " ".join(words) in LANGUAGES:
                 out.append(obj.text)
         elif kind in ("place", "gpe"):
+            if rule.predicate == "visited" and words[-1].rstrip("s") in EVENT_NOUNS:
+                continue  # "went to a LGBTQ support group": an event attended, not a place
             if (
                 _is_place(obj)
                 if kind == "gpe"

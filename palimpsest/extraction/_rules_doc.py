@@ -33,13 +33,14 @@ def _d(name: str, rx: str, predicate: str, kind: str, **kw: object) -> _Rule:
 
 # A passive clause's lemma string starts at its participle ("was renamed X" -> "rename X").
 DOC_RULES: list[_Rule] = [
+    _d("signed_for", r"^(?:sign|play) (?:for|with) " + _O, "plays_for", "signing"),
     _d(
-        "signed_for",
-        r"^(?:sign|play|transfer|return|move|switch|go) (?:back )?(?:for|with|to|at) " + _O,
+        "moved_to_club",
+        r"^(?:transfer|return|move|switch|go) (?:back )?(?:for|with|to|at) " + _O,
         "plays_for",
         "club",
     ),
-    _d("loaned_to", r"^(?:loan|transfer|sell|sign) (?:out )?(?:to|by) " + _O, "plays_for", "club"),
+    _d("loaned_to", r"^(?:loan|transfer|sell|sign) (?:out )?(?:to|by) " + _O, "plays_for", "signing"),
     _d("joined_club", r"^(?:join|rejoin) " + _O, "plays_for", "club"),
     _d("coached", r"^(?:coach|manage|take charge of|take over at|train) " + _O, "coaches", "club"),
     _d(
@@ -240,6 +241,8 @@ def doc_object(kind: str, obj: _Obj) -> bool:
         return False
     words = _words(obj)
     named = _has_propn(obj)
+    if kind == "signing":
+        return named  # "signed for Sansovino": whatever the tagger thinks Sansovino is
     if kind == "club":
         if words & (_PARTY_WORDS - {"league", "union"}):
             return False
@@ -307,9 +310,13 @@ def inverse_hits(
         m = rx.match(rstr)
         if m is None:
             continue
-        obj = _np(ctx, toks, c2t[m.end()])
-        if not obj.tokens or not (topic.refers(obj.text) or topic.refers("the " + obj.text)):
-            return []
+        k = c2t[m.end()]
+        if k < len(toks) and _lw(toks[k]) == topic.pronoun and topic.pronoun == "it":
+            obj = _Obj([toks[k]], k + 1)  # "William Redin ... purchased it"
+        else:
+            obj = _np(ctx, toks, k)
+            if not obj.tokens or not (topic.refers(obj.text) or topic.refers("the " + obj.text)):
+                return []
         if predicate != "sold_to":
             return [_Hit(predicate, subj.name, "inverse_" + predicate, 0.6, subject=topic.name)]
         # "Ames's heirs sold the villa to Count Guido Monzino": the buyer owns it

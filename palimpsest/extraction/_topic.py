@@ -56,6 +56,7 @@ class Topic:
     forms: set[str]
     heads: set[str] = field(default_factory=set)
     pronoun: str | None = None  # "he", "she" or "it"
+    role: str | None = None  # what the first sentence says it is ("manager", "house")
 
     @property
     def person(self) -> bool:
@@ -139,7 +140,7 @@ def find_topic(paragraphs: list[Doc]) -> Topic | None:
         words = _clean(name).split(" of ")[0].split()
         if words and words[-1].isalpha():
             heads.add(words[-1].casefold())
-    return Topic(name, forms, heads, pronoun)
+    return Topic(name, forms, heads, pronoun, head)
 
 
 def _first_pronoun(paragraphs: list[Doc]) -> str | None:
