@@ -40,7 +40,12 @@ DOC_RULES: list[_Rule] = [
         "plays_for",
         "club",
     ),
-    _d("loaned_to", r"^(?:loan|transfer|sell|sign) (?:out )?(?:to|by) " + _O, "plays_for", "signing"),
+    _d(
+        "loaned_to",
+        r"^(?:loan|transfer|sell|sign) (?:out )?(?:to|by) " + _O,
+        "plays_for",
+        "signing",
+    ),
     _d("joined_club", r"^(?:join|rejoin) " + _O, "plays_for", "club"),
     _d("coached", r"^(?:coach|manage|take charge of|take over at|train) " + _O, "coaches", "club"),
     _d(
