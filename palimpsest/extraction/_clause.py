@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 from ._copulas import _born_hits, _copula_hits, _have_named
-from ._gate import social_plan
+from ._gate import phatic_object, social_plan
 from ._lexicon import FALLBACK_BLOCKLIST
 from ._life import ASPECT, activity_hits, good_time_at, met_hits
 from ._objects import _is_place, _np, _person, _valid_obj, _verb_phrase
@@ -94,7 +94,9 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
     if m and not vg.neg:
         k = c2t[m.end()]
         phrase = _verb_phrase(ctx, toks, k)
-        return [_Hit("plans", phrase, "plan_to", 0.8, timeless=True)] if phrase else []
+        if not phrase or social_plan(phrase):
+            return []  # "I decided to include this": no plan one could keep
+        return [_Hit("plans", phrase, "plan_to", 0.8, timeless=True)]
     starts_state = main_lemma in _STATE_START_VERBS and future_time
     if vg.future and not vg.neg and main_lemma not in ("be", "have") and not starts_state:
         phrase = _verb_phrase(ctx, toks, vg.main)
@@ -229,6 +231,6 @@ def _fallback(
     obj = _np(ctx, toks, k)
     if not _valid_obj(obj) or obj.tokens[-1].pos_ not in ("NOUN", "PROPN"):
         return []
-    if len(obj.tokens) > 7:
-        return []
+    if len(obj.tokens) > 7 or phatic_object(obj.tokens):
+        return []  # "crossing my fingers", "I value your opinion"
     return [_Hit(predicate, obj.text, "fallback_lemma", 0.5, cardinality="many")]

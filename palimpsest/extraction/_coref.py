@@ -68,6 +68,10 @@ def context_people(turns: Iterable[tuple[str, str]], lexicon: Lexicon) -> list[M
         for m in _NAME_RE.finditer(text):
             word = m.group("name")
             low = word.lower()
+            if text[max(0, m.start() - 4) : m.start()].lower().endswith("the "):
+                continue  # "the '16 Finals", "the Eiffel Tower": no person
+            if low.endswith("s") and low[:-1] in lexicon.nouns:
+                continue  # a plural common noun in capitals
             # a capital in mid-sentence is a name ("a pic of Oliver"), even one the
             # dictionary knows as a word; not a verb opening a quoted title, though
             if low in _NOT_NAMES or (low in lexicon.verbs and low not in lexicon.nouns):

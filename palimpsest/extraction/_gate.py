@@ -40,6 +40,8 @@ _LIGHT_GERUNDS = {
 _PHATIC_HEADS = {
     "plan", "idea", "blast", "time", "way", "day", "fun", "job", "work", "vibe",
     "vibes", "memories", "difference", "impact", "best", "luck", "sense", "point",
+    "fingers", "hand", "ton", "toll", "options", "chance", "shot", "break", "opinion",
+    "advice", "adventure", "journey", "ride", "thought", "thoughts", "support",
 }  # fmt: skip
 
 
@@ -64,6 +66,8 @@ def phatic_object(tokens: list[Token]) -> bool:
     words = [_lw(t) for t in tokens]
     if any(w in _LISTENER for w in words):
         return True
+    if words[0] in _LIGHT_GERUNDS and len(words) <= 5 and words[-1] in _PHATIC_HEADS:
+        return True  # "having such a great time"
     return len(words) <= 3 and words[-1] in _PHATIC_HEADS
 
 
@@ -87,4 +91,6 @@ def deictic(tokens: list[Token], *, definite: bool = False) -> bool:
     if first.i == 0 or any(t.pos_ == "PROPN" or t.ent_type_ for t in tokens):
         return False
     before = _lw(first.doc[first.i - 1])
+    if before == "the" and first.i > 1 and _lw(first.doc[first.i - 2]) == "all":
+        return True  # "all the yellow leaves"
     return before in _DEICTIC or (definite and before == "the")

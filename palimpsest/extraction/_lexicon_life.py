@@ -36,7 +36,7 @@ EVENT_NOUNS = {
     "webinar", "auction", "sale", "market", "gathering", "celebration",
     "trivia", "quiz", "scrimmage", "practice", "rehearsal", "tryout", "tryouts",
     "playoff", "playoffs", "final", "finals", "season", "jam", "night", "outing",
-    "excursion", "adventure", "journey", "expedition", "visit", "sleepover",
+    "excursion", "expedition", "visit", "sleepover",
     "jamboree", "carnival", "rodeo", "pageant", "orientation", "graduation",
     "program", "programme", "clinic", "bootcamp", "boot camp", "meditation",
     "circle", "club", "book club", "support group",

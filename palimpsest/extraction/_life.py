@@ -78,8 +78,8 @@ def activity_hits(ctx: _Ctx, toks: list[Token], vg: _Verb, rstr: str) -> list[_H
     if _lw(head) in _NOT_ACTIVITIES:
         return []  # "I'm doing OK"
     # only a named pursuit: "kickboxing", "weight training", "yoga", not "the dishes"
-    if _lw(toks[vg.main + 1]) in ("the", "this", "that", "my", "your", "it"):
-        return []
+    if _lw(toks[vg.main + 1]) in ("the", "this", "that", "my", "your", "it", "a", "an"):
+        return []  # "I've done an abstract painting" is a thing made, not a pursuit
     if head.pos_ not in ("NOUN", "PROPN") and head.tag_ != "VBG":
         return []
     if not (_lw(head).endswith("ing") or _lw(head) in ACTIVITY_GERUNDS or head.pos_ == "PROPN"):

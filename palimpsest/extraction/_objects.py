@@ -59,6 +59,13 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
             break  # "I love the thought, Nate!": the listener's name is no part of it
         if t.i in ctx.masked or (k + 1 < n and _lw(toks[k + 1]) == "ago"):
             break  # "years ago", "a while ago": vague times the date reader leaves out
+        if (
+            items
+            and (t.like_num or lw in ("a", "few", "couple"))
+            and k + 2 < n
+            and _lw(toks[k + 2]) in ("later", "earlier", "ago", "before", "after")
+        ):
+            break  # "a gaming party two weekends later"
         if lw in BOUNDARY_ADVERBS and t.pos_ in ("ADV", "ADJ", "NOUN", "INTJ"):
             break
         if t.tag_ == "POS" or lw in ("'s", "’s"):
@@ -114,6 +121,10 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
                 continue
             break
         if lw in ("called", "named") and items and k + 1 < n:
+            if toks[k + 1].text in ('"', "“"):
+                quoted = _np(ctx, toks, k + 1)  # 'a fantasy novel called "The Name of the Wind"'
+                if quoted.tokens:
+                    return quoted
             end = _name_span(toks, k + 1, loose=True)
             if end > k + 1:
                 # "a small startup called Lumen" -> "Lumen"
@@ -188,7 +199,8 @@ def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
             j += 1
             continue
         if not quoted:
-            if t.i in ctx.masked or lw in BOUNDARY_ADVERBS or (lw in _GERUND_STOPS and lw != "and"):
+            stop = lw in _GERUND_STOPS and lw != "and" and not (lw == "that" and t.pos_ == "DET")
+            if t.i in ctx.masked or lw in BOUNDARY_ADVERBS or stop:
                 break
             if t.is_punct and lw not in ("-", "&", "'s"):
                 break
@@ -231,6 +243,20 @@ def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
             j = k + 1
             while j < n and _lw(toks[j]) in (",", "and", "or", "&"):
                 j += 1
+            if (
+                _lw(toks[k]) == "and"
+                and any(t.pos_ == "ADP" for t in obj.tokens[1:])
+                and j < n
+                and toks[j].pos_ in ("NOUN", "PROPN")
+            ):
+                # "road trips with friends and family": the "and" is inside the phrase
+                tail = _np(ctx, toks, j)
+                if tail.tokens:
+                    out[-1] = _Obj([*obj.tokens, toks[k], *tail.tokens], tail.end)
+                    k = tail.end
+                    continue
+            if j < n and _lw(toks[j]) in ("their", "his", "her", "its"):
+                break  # "veterans and their rights": the second belongs to the first
             if j < n and _lw(toks[j]) in ("i", "we", "he", "she", "they", "you", "my"):
                 break
             if j < n and toks[j].pos_ in ("VERB", "AUX") and toks[j].tag_ != "VBG":

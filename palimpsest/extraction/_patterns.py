@@ -274,7 +274,11 @@ def _clause_facts(ctx: _Ctx, clause: list[Token], subj: _Subject) -> list[Candid
             if h.pattern in _LISTENER_SILENT or h.predicate not in _PROFILE:
                 continue
             h = replace(h, confidence=min(h.confidence, LISTENER_CONFIDENCE))
-        timed = _apply_time(h, h.window or window, past_state, vg.perfect or vg.progressive)
+        # "we played chess", "I used my contacts": a chat's past of a pastime is an
+        # occasion, not the end of it ("used to" still ends it)
+        occasion = h.predicate in ("plays", "uses") and not vg.habitual and ctx.topic is None
+        ended = past_state and not occasion
+        timed = _apply_time(h, h.window or window, ended, vg.perfect or vg.progressive)
         if timed is None:
             continue
         vf, vt, prec, op = timed

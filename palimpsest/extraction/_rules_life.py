@@ -85,7 +85,22 @@ LIFE_RULES: list[_Rule] = [
         "np",
         needs={"passive"},
     ),
-    _r("have_event", rf"^have {_O}", "attended", 0.7, "event_noun", needs={"past"}),
+    _r(
+        "have_event",
+        rf"^have (?!\S* ?(?:game|match|season|practice|time|day|night)s?\b){_O}",
+        "attended",
+        0.7,
+        "event_noun",
+        needs={"past"},
+    ),
+    _r(
+        "ran_race",
+        rf"^(?:run|race|complete|finish) (?=(?:\S+ ){{0,4}}?(?:race|marathon|5k|10k)\b){_POSS}{_O}",
+        "attended",
+        0.75,
+        "np",
+        needs={"past"},
+    ),
     _r(
         "host",
         rf"^(?:host|organize|organise|throw|hold|put together|run|plan|arrange) {_O}",

@@ -184,6 +184,8 @@ _NOT_ELIDED = {
 
 def _past_form(ctx: _Ctx, lw: str) -> bool:
     lex = ctx.lexicon
+    if lw.endswith("ing"):
+        return False  # "winning" is in the exceptions too, and no past
     if lw in lex.irregular and not lw.endswith("s"):
         return lex.irregular[lw] != lw
     return lw.endswith("ed") and (lw[:-2] in lex.verbs or lw[:-1] in lex.verbs)
@@ -210,6 +212,8 @@ def _elided(ctx: _Ctx, toks: list[Token], i: int) -> bool:
     if lw not in _NOT_ELIDED and _past_form(ctx, lw):
         return True
     if t.tag_ == "VBG" and t.pos_ == "VERB":
+        if t.dep_ in ("csubj", "csubjpass", "nsubj") or _evaluated(t):
+            return False  # "Winning a title ... is inspiring": the gerund is the subject
         for x in toks[j + 1 :]:
             if x.is_punct and _lw(x) not in ("'s", "-"):
                 return True  # the gerund's phrase ends before any verb of its own
@@ -237,6 +241,16 @@ def _topic_subject(ctx: _Ctx, toks: list[Token], i: int) -> _Subject | None:
     if end > i and topic.refers(_text(toks[i:end])):
         return _Subject(topic.name, "person", end)
     return None
+
+
+def _evaluated(t: Token) -> bool:
+    """'Making videos and connecting with people - that's awesome!': a gerund phrase
+    the sentence then judges ("that's", "it's", "is") is a topic, not a deed."""
+    after = [u for u in t.sent if u.i > t.i]
+    for k, u in enumerate(after):
+        if u.text in ("-", "–", "—") and k + 1 < len(after):
+            return _lw(after[k + 1]) in ("that", "this", "what")
+    return False
 
 
 def _loose_subject(ctx: _Ctx, t: Token) -> bool:
