@@ -33,14 +33,29 @@ _GOOD_TIME = re.compile(
     r"^have (?:a |an |the |such a |so much )?(?:\S+ )?(?:time|blast|ball|fun|day|night) "
     r"(?:at|in|on|during) (?=\S)"
 )
+# "I had a great experience last weekend hiking with my church friends"
+_GOOD_DOING = re.compile(
+    r"^have (?:a |an |such a |so much )?(?:\S+ )?(?:time|blast|ball|fun|experience|day) "
+    r"(?:§ )?(?=\S+)"
+)
 _NOT_ACTIVITIES = {"ok", "okay", "well", "good", "great", "fine", "alright", "better", "best"}
 _LIGHT_ACTIVITY_VERBS = {"do", "try", "practice", "practise", "take up", "get into"}
 
 
 def good_time_at(ctx: _Ctx, toks: list[Token], rstr: str, c2t: list[int]) -> list[_Hit]:
-    """'We had a blast at a live music event' -> attended the event."""
+    """'We had a blast at a live music event' -> attended the event; '... had a great
+    experience hiking with my church friends' -> the activity."""
     m = _GOOD_TIME.match(rstr)
     if m is None:
+        d = _GOOD_DOING.match(rstr)
+        k = c2t[d.end()] if d else len(toks)
+        if k < len(toks) and toks[k].tag_ == "VBG" and _lw(toks[k]) in ACTIVITY_GERUNDS:
+            phrase = _gerund_phrase(ctx, toks, k)
+            return (
+                [_Hit("activity", phrase.text.lower(), "good_time_doing", 0.7)]
+                if phrase.tokens
+                else []
+            )
         return []
     obj = _np(ctx, toks, c2t[m.end()])
     if not _valid_obj(obj) or phatic_object(obj.tokens):

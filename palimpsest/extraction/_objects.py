@@ -147,7 +147,7 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
             and k + 1 < n
             and toks[k + 1].tag_ in ("NN", "NNS")
             and k > 0
-            and toks[k - 1].pos_ in ("ADP", "DET")
+            and (toks[k - 1].pos_ in ("ADP", "DET") or _after_go_to(toks, k))
         ):
             items.append(t)  # "to boot camps", "a dance class": a noun the tagger read as a verb
             k += 1
@@ -228,6 +228,14 @@ def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
     if len(items) > 8:
         return _Obj([], j)
     return _Obj(items, j)
+
+
+_GO = {"go", "going", "went", "gone", "goes", "come", "came", "coming", "head", "headed"}
+
+
+def _after_go_to(toks: list[Token], k: int) -> bool:
+    """'going to boot camps': the tagger reads "to" as an infinitive's, "boot" as a verb."""
+    return k >= 2 and _lw(toks[k - 1]) == "to" and _lw(toks[k - 2]) in _GO
 
 
 def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:

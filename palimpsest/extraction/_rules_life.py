@@ -277,6 +277,8 @@ def life_object(kind: str, obj: _Obj) -> str | None:
         return "" if quoted or _has_propn(obj) or stem in _WATCHABLE else None
     if kind == "place":
         return "" if _is_place(obj) else None
+    if kind == "org":
+        return "" if _has_propn(obj) else None
     if kind in ("gerund", "word"):
         word = _lw(obj.tokens[0])
         if kind == "gerund" and obj.tokens[0].tag_ != "VBG" and word not in ACTIVITY_GERUNDS:
