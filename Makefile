@@ -7,9 +7,15 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup demo test check lint typecheck pytest bench clean
+CHROMIUM := /usr/bin/chromium
 
-setup: $(STAMP)
+.PHONY: setup chromium demo test check lint typecheck pytest bench bench-ui screenshots clean
+
+setup: $(STAMP) chromium
+
+# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
+chromium:
+	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,13 +36,20 @@ lint:
 typecheck:
 	$(BIN)/mypy palimpsest
 
-pytest:
+pytest: setup
 	$(BIN)/pytest
 
 test: check pytest
 
 bench: setup
 	$(BIN)/python bench/core.py
+
+bench-ui: setup
+	$(BIN)/python bench/ui.py
+
+# the dashboard's screenshots in docs/, taken by the browser tests
+screenshots: setup
+	PALIMPSEST_SCREENSHOTS=docs $(BIN)/pytest tests/test_ui_browser.py -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

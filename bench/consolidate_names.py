@@ -49,7 +49,7 @@ def run(src: Path, embedder: Any, batch: int) -> dict[str, Any]:
         mem = Memory.open(work / "mem", clock=clock, extractor=None, embedder=embedder)
         try:
             t0 = time.perf_counter()
-            es = mem._es
+            es = mem._embed.es
             todo = es.entities_without_names(mem.namespace)
             for start in range(0, len(todo), batch):
                 named = todo[start : start + batch]

@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import kuzu
 
 from palimpsest import Memory
-from palimpsest._writes import IMPORT_BATCH
+from palimpsest.engine.writer import IMPORT_BATCH
 
 BATCH = IMPORT_BATCH  # items per assert_many call (--batch)
 MIN_CALL = 5_000  # the smallest call growth makes, however close the next size
@@ -457,7 +457,7 @@ class Bench:
         # state, by primary key), no facade; entity ids resolved beforehand
         slots = []
         for s, p, v, k in keys:
-            ent = mem._entity(NS, s, field="subject")
+            ent = mem._entities.entity(NS, s, field="subject")
             assert ent is not None
             slots.append((f"{NS}\x1f{ent.id}\x1f{p}", v, k))
         lat = []

@@ -7,7 +7,7 @@ Each write names a new subject (a new entity, a new statement: the most there is
 embed), in a fresh memory opened twice: with no embedder and with the real MiniLM.
 Reported: median latency of one `assert_fact`, median throughput of `assert_many`,
 and the ratio of each (MiniLM / none), with the load average, all from one process.
-Vectors are embedded by a background worker (`_embed_writes.py`): also reported are
+Vectors are embedded by a background worker (`recall/embed_worker.py`): also reported are
 how long after the writes the last vector is stored (the worker's lag), the rates
 counted until then, and how many notes a full queue left to `reindex`.
 """
@@ -41,7 +41,7 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
         Memory.open(Path(tmp) / "m", extractor=None, embedder=embedder) as mem,
     ):
         mem.assert_fact("warm", "likes", "up")  # model load, statement caches
-        mem._embed_drain()
+        mem._embed.drain()
         lat = []
         t_singles = time.perf_counter()
         for i in range(singles):
@@ -49,7 +49,7 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
             mem.assert_fact(**_item(i, "s"))
             lat.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        mem._embed_drain()  # the worker's lag behind the writes
+        mem._embed.drain()  # the worker's lag behind the writes
         singles_lag = time.perf_counter() - t0
         singles_total = time.perf_counter() - t_singles
         rates = []
@@ -60,10 +60,10 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
             mem.assert_many(items)
             rates.append(batch / (time.perf_counter() - t0))
         t0 = time.perf_counter()
-        mem._embed_drain()
+        mem._embed.drain()
         batches_lag = time.perf_counter() - t0
         batches_total = time.perf_counter() - t_batches
-        queue = getattr(mem, "_embed_q", None)
+        queue = mem._embed.queue
     return {
         "assert_fact_ms_p50": 1000 * statistics.median(lat),
         "assert_fact_ms_p95": 1000 * sorted(lat)[int(0.95 * (len(lat) - 1))],
@@ -73,7 +73,7 @@ def measure(embedder: Any, singles: int, batches: int, batch: int) -> dict[str, 
         "singles_with_vectors_per_s": singles / singles_total,
         "batches_vectors_lag_s": batches_lag,
         "batches_with_vectors_per_s": batches * batch / batches_total,
-        "notes_left_to_backfill": float(queue.dropped) if queue is not None else 0.0,
+        "notes_left_to_backfill": float(queue.dropped),
     }
 
 

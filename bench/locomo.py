@@ -97,7 +97,7 @@ def run_engine(
         ) as mem:
             mem.remember_many(items)
             other: dict[float, list[Answer]] = {}
-            mem._note_uses = lambda *a, **kw: None  # type: ignore[method-assign]
+            mem._uses.note = lambda *a, **kw: None  # type: ignore[method-assign]
             for d in diversities:
                 other[d] = []
                 for q in questions:
@@ -105,7 +105,7 @@ def run_engine(
                     eps = [(h.source or "", h.score) for h in hits if h.kind == "episode"]
                     demoted = sum("diversity" in h.channels for h in hits[:10])
                     other[d].append(Answer(eps, max((h.score for h in hits), default=0.0), demoted))
-            del mem._note_uses
+            del mem._uses.note
             t1 = time.perf_counter()
             ranked: list[Answer] = []
             for q in questions:

@@ -196,8 +196,8 @@ def main() -> None:
         mem.warm_recall()
         load_s, load_cpu = time.perf_counter() - a, time.thread_time() - c
         a = time.perf_counter()
-        assert mem._embedder is not None
-        mem._embedder.embed(["warm up"])  # torch and the model, apart from the cache
+        assert mem._index.embedder is not None
+        mem._index.embedder.embed(["warm up"])  # torch and the model, apart from the cache
         model_s = time.perf_counter() - a
         a = time.perf_counter()
         mem.recall(QUESTIONS[0], k=5)

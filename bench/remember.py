@@ -109,7 +109,7 @@ def main() -> None:
             if args.no_embedder
             else Memory.open(Path(tmp) / "m")
         )
-        embedder = getattr(mem, "_embedder", None)
+        embedder = mem._index.embedder
         mem.remember("warm-up: I live in Oslo.", occurred_at=T0)
         engine, floor, floor1 = [], [], []
         prev: str | None = None

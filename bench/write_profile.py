@@ -203,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         mem = bench.mem
         # continue the data mix after what is stored, at transaction times after it
         bench.gen.subjects = _subjects(mem)
-        assert mem._last_k is not None
-        bench.clock.now = mem._last_k + timedelta(minutes=1)
+        assert mem._ctx.last_k is not None
+        bench.clock.now = mem._ctx.last_k + timedelta(minutes=1)
         bench.versions = fact_count(mem)
         print(f"{bench.versions:,} versions, {bench.gen.subjects:,} subjects", flush=True)
         for stage in args.order.split(","):

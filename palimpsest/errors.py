@@ -73,6 +73,12 @@ class AlreadyErased(Conflict):
     code = "erased"
 
 
+class NotQuarantined(Conflict):
+    """Only a standing quarantined claim can be promoted or rejected by review."""
+
+    code = "not_quarantined"
+
+
 class MemoryLocked(PalimpsestError):
     """Another process (or an open `Memory` in this one) holds the directory."""
 

@@ -253,3 +253,85 @@ class ConsolidationReport(_Model):
             return "nothing to consolidate"
         # in the order the steps ran (dedupe, merge, reconcile, promote, expire, decay)
         return ", ".join(f"{n} {what}" for what, n in self.counts.items())
+
+
+# --- the dashboard's views: timelines, explanations, neighbourhoods, review ------------------
+class Timeline(_Model):
+    """Every version of an entity's facts recorded by `known_at`, with its status then.
+
+    >>> mem.timeline("user", "lives_in", known_at="2024-09-15T00:00:00Z").versions
+
+    `moments` are the transaction times at which any of these versions began or
+    stopped being believed (up to now): the stops of a known-at slider.
+    """
+
+    entity: Entity
+    valid_at: UTCDatetime
+    known_at: UTCDatetime
+    versions: list[Fact] = Field(default_factory=list)
+    moments: list[UTCDatetime] = Field(default_factory=list)
+
+
+class AssertionRecord(_Model):
+    """The assertion behind a version: who said it, how it was written, whether withdrawn."""
+
+    id: str
+    op: Literal["assert", "end"] = "assert"
+    origin: str = "api"  # api | extraction | instruction | promotion | review | merge | ...
+    recorded_at: UTCDatetime
+    valid_from: UTCDatetime | None = None
+    valid_to: UTCDatetime | None = None
+    author_kind: AuthorKind = "user"
+    confidence: float = 1.0
+    quarantined: bool = False
+    evidence: list[str] = Field(default_factory=list)
+    retracted_at: UTCDatetime | None = None
+    retract_reason: str | None = None
+    decided_by: str | None = None  # the consolidation or review step that wrote it
+    decision_reason: str | None = None
+
+
+class Explanation(_Model):
+    """Why a version is believed: its assertion, its evidence and what replaced it.
+
+    >>> mem.explain(fact.id).evidence[0].text
+    'I moved to Sydney.'
+    """
+
+    fact: Fact
+    assertion: AssertionRecord
+    evidence: list[Episode] = Field(default_factory=list)
+    missing_evidence: list[str] = Field(default_factory=list)  # erased or never stored
+    superseded_by: list[Fact] = Field(default_factory=list)
+
+
+class GraphNode(_Model):
+    id: str
+    name: str
+    hops: int  # 0 for the centre
+
+
+class Neighbourhood(_Model):
+    """The snapshot at (valid_at, known_at) within `hops` of an entity, at most `limit` nodes.
+
+    >>> mem.neighbourhood("Mira", hops=2, limit=50).truncated
+    False
+    """
+
+    center: Entity
+    valid_at: UTCDatetime
+    known_at: UTCDatetime
+    hops: int
+    limit: int
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[Fact] = Field(default_factory=list)
+    truncated: bool = False  # more facts lay within reach than the limits let in
+
+
+class QuarantinedFact(_Model):
+    """A quarantined claim waiting for review, why it waits and what the next run would do."""
+
+    fact: Fact
+    why: list[str] = Field(default_factory=list)
+    pending: str | None = None  # the next consolidation's decision, if it would make one
+    evidence: list[Episode] = Field(default_factory=list)

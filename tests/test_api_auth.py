@@ -128,6 +128,18 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any], bool]] = [
     ("GET", "/v1/recall", {"params": {"query": "where does Alice live? Lisbon"}}, False),
     ("POST", "/v1/consolidation", {"params": {"dry_run": "true"}}, True),
     ("GET", "/v1/consolidation/reports", {}, False),
+    # what the dashboard reads and writes (api/routes_explore.py, api/routes_review.py)
+    ("GET", "/v1/access", {}, False),
+    ("GET", "/v1/entities:search", {"params": {"q": "ali"}}, False),
+    ("GET", "/v1/timeline", {"params": {"subject": "Alice"}}, False),
+    ("GET", "/v1/facts/{fact}/explanation", {}, False),
+    ("GET", "/v1/neighbourhood", {"params": {"entity": "Alice", "hops": 2}}, False),
+    ("GET", "/v1/recall:explain", {"params": {"query": "where does Alice live? Lisbon"}}, False),
+    ("GET", "/v1/quarantine", {}, False),
+    ("POST", "/v1/facts/{fact}:promote", {"json": {"reason": "r"}}, True),
+    ("POST", "/v1/facts/{fact}:reject", {"json": {"reason": "r"}}, True),
+    ("GET", "/v1/merges", {}, False),
+    ("POST", "/v1/merges/mg_none:unmerge", {}, True),
 ]
 
 
@@ -147,7 +159,8 @@ def test_the_isolation_tests_cover_every_endpoint(tenants: Tenants) -> None:
             .replace("/v1/items/{episode}", "/v1/items/{item_id}")
             .replace("/v1/episodes/{episode}", "/v1/episodes/{episode_id}")
             .replace("/v1/entities/Alice", "/v1/entities/{name}")
-            .replace("/v1/predicates/hobby", "/v1/predicates/{name}"),
+            .replace("/v1/predicates/hobby", "/v1/predicates/{name}")
+            .replace("/v1/merges/mg_none", "/v1/merges/{merge_id}"),
         )
         for m, p in tried
     }

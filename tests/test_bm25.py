@@ -35,25 +35,25 @@ TEXTS = [
 
 
 def _kuzu(mem: Memory, word: str) -> dict[str, float]:
-    return dict(mem._rs.term_hits("default", word))
+    return dict(mem._index.rs.term_hits("default", word))
 
 
 def _mine(mem: Memory, stem: str) -> dict[str, float]:
-    ix = mem._recall_ix()["default"]
+    ix = mem._index.indexes["default"]
     assert ix.words is not None
     rows, scores = ix.words.term(stem)
     return {ix.ids[int(r)]: float(s) for r, s in zip(rows, scores, strict=True)}
 
 
 def _vocabulary(mem: Memory) -> list[str]:
-    words = {w for t in mem._rs.texts("default").values() for w in tokens(t)}
+    words = {w for t in mem._index.rs.texts("default").values() for w in tokens(t)}
     return sorted(words | {"his", "old", "way", "like", "likes", "the", "cafe", "zqdbdg"})
 
 
 def _assert_same(mem: Memory) -> int:
     words = _vocabulary(mem)
     compared = 0
-    for word, stem in zip(words, mem._rs.stems(words), strict=True):
+    for word, stem in zip(words, mem._index.rs.stems(words), strict=True):
         kuzu, mine = _kuzu(mem, word), _mine(mem, stem)
         assert mine.keys() == kuzu.keys(), word
         for eid, score in kuzu.items():

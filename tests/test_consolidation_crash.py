@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest import Memory
+from palimpsest.graph import ConsolidationStore
 
 from .conftest import Clock
 
@@ -24,12 +25,11 @@ V = "2025-01-01T00:00:00Z"
 CHILD = """
 import os, sys, time
 from palimpsest import Memory
-from palimpsest._consolidate_base import _Base
 
 pause = float(os.environ.get("CONSOLIDATE_PAUSE", "0"))
-if pause:
-    _Base._step_hook = lambda self, step: time.sleep(pause)
 with Memory.open(sys.argv[1], embedder=None, extractor=None) as m:
+    if pause:
+        m._consolidation.hook = lambda step: time.sleep(pause)
     print("open", flush=True)
     print(m.consolidate().summary, flush=True)
 """
@@ -141,18 +141,17 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(tmp_path: Path) 
     assert state(victim) == want
 
 
-# A child that SIGKILLs itself when the run reaches one point (`_step_hook(point)`).
+# A child that SIGKILLs itself when the run reaches one point (the runner's `hook(point)`).
 KILL_AT = """
 import os, signal, sys
 from palimpsest import Memory
-from palimpsest._consolidate_base import _Base
 
-def hook(self, step):
+def hook(step):
     if step == sys.argv[2]:
         os.kill(os.getpid(), signal.SIGKILL)
 
-_Base._step_hook = hook
 with Memory.open(sys.argv[1], embedder=None, extractor=None) as m:
+    m._consolidation.hook = hook
     m.consolidate()
 """
 
@@ -172,7 +171,8 @@ def test_a_run_killed_between_its_report_and_its_watermark_loses_neither(tmp_pat
     with Memory.open(path, embedder=None, extractor=None) as m:
         [killed] = m.consolidation_reports()  # written whole before the watermark
         assert "merged" in killed.summary and "promoted" in killed.summary
-        assert m._cs.watermark(m.namespace) is None  # so the next run looks again
+        watermark = ConsolidationStore(m._store.db).watermark(m.namespace)
+        assert watermark is None  # so the next run looks again
     finish(path)
     with Memory.open(path, embedder=None, extractor=None) as m:
         reports = m.consolidation_reports()

@@ -390,10 +390,10 @@ def test_watermark_reports_and_dry_run(mem: Memory, clock: Clock, tmp_path: Path
 def test_cli_consolidate_merges_and_unmerge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palimpsest import _consolidate_merge
     from palimpsest.cli import app
+    from palimpsest.consolidation.steps import merge as merge_step
 
-    monkeypatch.setattr(_consolidate_merge, "EMBED_MAX", 0)  # no MiniLM load for names
+    monkeypatch.setattr(merge_step, "EMBED_MAX", 0)  # no MiniLM load for names
 
     path = tmp_path / "cli"
     with Memory.open(path, embedder=None) as m:

@@ -427,7 +427,7 @@ def test_transaction_time_never_goes_backwards(tmp_path: Path) -> None:
 
 
 def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -> None:
-    from palimpsest._entity_map import PRELOAD_AFTER
+    from palimpsest.engine.name_map import PRELOAD_AFTER
 
     n = PRELOAD_AFTER + 40
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:

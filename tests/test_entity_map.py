@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from palimpsest import Memory, _entity_map
+from palimpsest import Memory
+from palimpsest.engine import name_map as _entity_map
 from palimpsest.models import Fact
 
 from .conftest import Clock
@@ -46,7 +47,7 @@ def objects(mem: Memory, s: str, p: str | None = None, **kw: Any) -> list[str]:
 
 def mapped(mem: Memory) -> bool:
     """Whether the default namespace is loaded whole (so no lookup would catch a stale map)."""
-    space = mem._name_map._spaces.get("default")
+    space = mem._entities.map._spaces.get("default")
     return space is not None and space.complete
 
 

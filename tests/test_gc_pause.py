@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from palimpsest import Memory
-from palimpsest._gc_pause import gc_paused
-from palimpsest._writes import GC_PAUSE_MIN
+from palimpsest.engine.gc_pause import gc_paused
+from palimpsest.engine.writer import GC_PAUSE_MIN
 from palimpsest.errors import PalimpsestError
 
 
@@ -79,14 +79,14 @@ def test_a_large_assert_many_runs_without_the_collector(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector_on: None
 ) -> None:
     with Memory.open(tmp_path / "m", embedder=None) as mem:
-        real = mem._write_assertions
+        real = mem._writer.write_assertions
         seen: list[bool] = []
 
         def spy(*args: Any, **kwargs: Any) -> Any:
             seen.append(gc.isenabled())
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(mem, "_write_assertions", spy)
+        monkeypatch.setattr(mem._writer, "write_assertions", spy)
         mem.assert_many(_items(3))
         mem.assert_many(_items(GC_PAUSE_MIN))
         assert seen == [True, False]

@@ -19,8 +19,8 @@ import anyio
 import pytest
 
 from palimpsest import Memory
-from palimpsest import _memory_compat as compat
 from palimpsest.errors import NotFound, ValidationError
+from palimpsest.mcp import memory_compat as compat
 
 from .conftest import Clock
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from palimpsest import Memory
-from palimpsest._read_ahead import ReadAhead
+from palimpsest.engine.read_ahead import ReadAhead
 
 from .conftest import Clock
 
@@ -122,15 +122,15 @@ def test_reading_ahead_changes_nothing(tmp_path: Path, seed: int) -> None:
     for mode, min_slots in (("ahead", 1), ("in line", 10**9)):
         clock = Clock()
         with Memory.open(tmp_path / mode, clock=clock, embedder=None) as mem:
-            mem._ahead = ReadAhead(mem._store, min_slots=min_slots)
-            start = mem._ahead.start
+            mem._writer.ahead = ReadAhead(mem._store, min_slots=min_slots)
+            start = mem._writer.ahead.start
 
             def counted(ids: Any, start: Any = start) -> Any:
                 job = start(ids)
                 used.append(job is not None)
                 return job
 
-            mem._ahead.start = counted  # type: ignore[method-assign]
+            mem._writer.ahead.start = counted  # type: ignore[method-assign]
             r = random.Random(seed)
             intro = [
                 {

@@ -248,7 +248,7 @@ def test_facts_read_by_remember_have_stored_statement_vectors(moved: Memory) -> 
     embedding of statements)."""
     from palimpsest.recall._statements import statement_key
 
-    stored = moved._rs.statement_keys_of("default")
+    stored = moved._index.rs.statement_keys_of("default")
     facts = moved.history(subject="user", predicate="lives_in")
     assert facts and all(
         statement_key("default", f.subject, f.predicate, f.object) in stored for f in facts

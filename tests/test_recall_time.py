@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import palimpsest._recall as recall_mod
+import palimpsest.recall.recaller as recall_mod
 from palimpsest import Memory
 from palimpsest.graph import ConsolidationStore
 from palimpsest.recall import HashingEmbedder
@@ -122,7 +122,7 @@ def test_archived_episodes_leave_recall_but_stay_readable(lifelog: Memory) -> No
     assert "pet" not in _sources(lifelog.recall("what did I take my pet for?", k=3, min_score=0))
     assert lifelog.episode(hit.episode_id).archived
     # and out of the candidates once the index is reloaded
-    lifelog._recall_ix().clear()
+    lifelog._index.indexes.clear()
     assert "pet" not in _sources(lifelog.recall("grooming pet", k=3, min_score=0))
 
 

@@ -218,7 +218,7 @@ def test_a_failure_inside_the_write_leaves_nothing_behind(
             raise RuntimeError("disk on fire")
 
         # the episodes are written first in the transaction; the facts then fail
-        monkeypatch.setattr(mem, "_write_assertions", broken)
+        monkeypatch.setattr(mem._writer, "write_assertions", broken)
         with pytest.raises(RuntimeError):
             mem.remember_many([{"text": "I moved to Berlin in 2021."}, {"text": "hello"}])
         monkeypatch.undo()

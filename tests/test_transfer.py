@@ -254,7 +254,7 @@ def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock:
     assert '"emb"' not in "".join(lines)  # vectors are derived: not exported
     with Memory.open(tmp_path / "b", clock=clock, extractor=None, embedder=emb) as other:
         other.restore(lines)
-        assert other._rs.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
+        assert other._index.rs.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
         hits = other.recall("pet cat Pixel", k=1)
         assert hits and hits[0].episode_id == eps[0].id
 
@@ -707,7 +707,7 @@ def test_cli_mcp_memory_is_wired_to_the_compat_module(
     from palimpsest.cli import app
 
     calls: list[Any] = []
-    fake = types.ModuleType("palimpsest._memory_compat")
+    fake = types.ModuleType("palimpsest.mcp.memory_compat")
 
     def import_memory_json(mem: Memory, lines: Any, *, namespace: str | None = None) -> Any:
         calls.append(("import", list(lines), namespace))
@@ -719,7 +719,7 @@ def test_cli_mcp_memory_is_wired_to_the_compat_module(
 
     fake.import_memory_json = import_memory_json  # type: ignore[attr-defined]
     fake.export_memory_json = export_memory_json  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "palimpsest._memory_compat", fake)
+    monkeypatch.setitem(sys.modules, "palimpsest.mcp.memory_compat", fake)
     src = tmp_path / "memory.json"
     src.write_text('{"type": "entity", "name": "Mira", "entityType": "person"}\n')
     runner = CliRunner()
@@ -811,7 +811,7 @@ def test_cli_transcript_and_locomo_import_with_progress(
 def test_cli_mcp_memory_round_trip_through_the_real_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("palimpsest._memory_compat")
+    pytest.importorskip("palimpsest.mcp.memory_compat")
     from typer.testing import CliRunner
 
     from palimpsest.cli import app

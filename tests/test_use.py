@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from palimpsest import Memory
-from palimpsest._use import FLUSH_SECONDS
+from palimpsest.engine.uses import FLUSH_SECONDS
 from palimpsest.graph._use import UseStore
 from palimpsest.recall import ranking as rk
 
@@ -81,27 +81,27 @@ def test_uses_survive_close_and_reopen(tmp_path: Path, clock: Clock) -> None:
         assert stored(m) == {ep.id: (used_at, 2)}
         clock.tick()
         m.recall("Tuesday weather")
-        assert m._episode_uses([ep.id]) == {ep.id: (clock.now, 3)}
+        assert m._uses.episode_uses([ep.id]) == {ep.id: (clock.now, 3)}
 
 
 def test_the_buffer_flushes_at_its_bound(mem: Memory, clock: Clock) -> None:
-    mem._use_flush_at = 3
+    mem._uses.flush_at = 3
     eps = [
         mem.remember(f"Harbour note {w}.", occurred_at=LONG_AGO)
         for w in ("alpha", "bravo", "delta")
     ]
     clock.tick()
     mem.recall("harbour note alpha", k=2)
-    assert stored(mem) == {} and len(mem._uses_waiting()) == 2
+    assert stored(mem) == {} and len(mem._uses.waiting()) == 2
     mem.recall("harbour note delta", k=3)
-    assert set(stored(mem)) == {e.id for e in eps} and mem._uses_waiting() == {}
-    mem._use_flush_at = 100
+    assert set(stored(mem)) == {e.id for e in eps} and mem._uses.waiting() == {}
+    mem._uses.flush_at = 100
     before = stored(mem)[eps[1].id][1]
     mem.recall("harbour note alpha", k=1)
-    assert len(mem._uses_waiting()) == 1
-    mem._use_flushed -= FLUSH_SECONDS  # as if that long had passed since the last write
+    assert len(mem._uses.waiting()) == 1
+    mem._uses.flushed -= FLUSH_SECONDS  # as if that long had passed since the last write
     mem.recall("harbour note bravo", k=1)
-    assert mem._uses_waiting() == {} and stored(mem)[eps[1].id][1] == before + 1
+    assert mem._uses.waiting() == {} and stored(mem)[eps[1].id][1] == before + 1
 
 
 def test_erasing_an_episode_drops_its_use_record(mem: Memory, clock: Clock) -> None:
@@ -109,11 +109,11 @@ def test_erasing_an_episode_drops_its_use_record(mem: Memory, clock: Clock) -> N
     tue = mem.remember(TUESDAY, session="b", occurred_at=LONG_AGO)
     clock.tick()
     mem.recall("grey weather harbour")
-    mem._flush_uses()
+    mem._uses.flush()
     mem.recall("Monday weather")  # one stored, one more waiting
     mem.erase(mon.id)
-    assert set(stored(mem)) == {tue.id} and mon.id not in mem._uses_waiting()
-    assert set(mem._episode_uses()) == {tue.id}
+    assert set(stored(mem)) == {tue.id} and mon.id not in mem._uses.waiting()
+    assert set(mem._uses.episode_uses()) == {tue.id}
 
 
 def test_a_recently_used_cold_episode_is_not_archived(mem: Memory, clock: Clock) -> None:

@@ -23,8 +23,9 @@ from fastapi import FastAPI
 from .. import _names as names
 from .._time import utcnow
 from ..errors import ClosedError, NotFound
-from . import problems
+from . import problems, routes_explore, routes_review, ui
 from .address import remove_address, write_address
+from .browser import BrowserGuard
 from .routes import router
 from .schedule import Consolidator, Schedule, Sleep
 from .security import BodyLimit, Gate
@@ -159,16 +160,21 @@ def create_app(
         version=__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served offline by `ui`, from vendored files
         redoc_url=None,
         openapi_url="/openapi.json",
     )
     app.state.palimpsest = state
     problems.install(app)
     app.include_router(router)
-    # the last added runs first: the gate refuses before the body is read
+    app.include_router(routes_explore.router)
+    app.include_router(routes_review.router)
+    ui.install(app)
+    # the last added runs first: the gate refuses before the body is read, and
+    # before it the guard refuses cross-site writes
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     app.add_middleware(Gate, tokens=tokens)
+    app.add_middleware(BrowserGuard, loopback_only=tokens is None)
     return app
 
 

@@ -49,6 +49,7 @@ STATUS: dict[str, int] = {
     "not_found": 404,
     "conflict": 409,
     "erased": 409,
+    "not_quarantined": 409,
     "memory_locked": 423,
     "closed": 503,
     "store_error": 503,

@@ -1,13 +1,16 @@
-"""Nightly consolidation: pure decisions; the engine (`Memory.consolidate`) carries them out.
+"""Nightly consolidation: pure decisions here; `runner` and `steps/` carry them out.
 
     >>> from palimpsest.consolidation import Claim, judge
     >>> judge([claim], evidence={...}, trusted={...}, believed={...})  # -> [Decision, ...]
 
 Each step has a module of pure rules here: `_dedupe` (near-identical episodes),
 `_merge` (which entities are one), `_reconcile` (conflicting one-valued claims),
-`_judge` (promote or reject quarantine), `_decay` (recall weight and archiving).
-The engine gathers their inputs and writes the outcomes as ordinary
-assertions, retractions and flags, each with its reason; nothing here touches storage.
+`_judge` (promote or reject quarantine), `_decay` (recall weight and archiving);
+`_run` is the run's record. Nothing those touch is storage. The steps that gather
+their inputs and write the outcomes as ordinary assertions, retractions and flags,
+each with its reason, are `steps/` (one class each), run in order by
+`runner.Consolidator` (`Memory.consolidate`); this package's `__init__` imports
+only the pure rules.
 """
 
 from ._decay import cold, idle_days, weight

@@ -6,7 +6,7 @@
     True
 
 An episode's weight is its importance halved every `HALF_LIFE_DAYS` since it
-was last reinforced: recorded, or returned by recall (a use, `palimpsest/_use.py`),
+was last reinforced: recorded, or returned by recall (a use, `engine/uses.py`),
 whichever is later. A low-importance episode whose weight fell under `FLOOR`
 leaves the hot recall set (archived; still readable by id and in history).
 Important ones never do, and neither does one that use keeps warm.

@@ -3,17 +3,23 @@
     >>> run = Run("default", now, since=None, dry_run=False)
     >>> run.add("expire", "ended", ["fa_1"], "its window closed")
 
-Pure data: the steps in the engine fill it; the report is made from it.
+Pure data: the steps (`steps/`) fill it; the report is made from it. `checkpoint`
+is called between steps and between merges (a no-op; tests pause or kill there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..models import ConsolidationChange
 
 LISTED = 1000  # per action: a first run over a large memory counts the rest
+
+
+def _no_checkpoint(point: str) -> None:
+    """Between steps and merges: nothing to do unless a test is watching."""
 
 
 @dataclass
@@ -28,6 +34,7 @@ class Run:
     changes: list[ConsolidationChange] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     omitted: dict[str, int] = field(default_factory=dict)
+    checkpoint: Callable[[str], None] = field(default=_no_checkpoint, repr=False, compare=False)
 
     @property
     def window_start(self) -> datetime | None:

@@ -191,7 +191,7 @@ LIFE_RULES: list[_Rule] = [
         "np",
         needs=_DONE,
     ),
-    _r("learn", rf"^(?:learn|practice|practise) {_O}", "learns", 0.75, "np", needs=_DONE),
+    _r("learn", rf"^(?:learn|practice|practise) {_O}", "learn", 0.75, "np", needs=_DONE),
     _r(
         "take_up",
         r"^(?:take up|pick up|start|begin|try|try out|get into) (?P<o>[a-z]+)\b",

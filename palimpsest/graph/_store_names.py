@@ -85,6 +85,23 @@ class NameStore(StoreBase):
             zip(table.column("id").to_pylist(), table.column("name").to_pylist(), strict=True)
         )
 
+    def search_entity_keys(self, namespace: str, text: str, limit: int) -> list[Row]:
+        """Entities whose name or alias key contains the folded `text`: (entity id, best
+        key), those whose key starts with it first, then by key length (a dashboard's
+        search box)."""
+        prefix = f"{namespace}\x1f"
+        return self.db.query(
+            "MATCH (k:EntityKey) WHERE starts_with(k.id, $prefix)"
+            " WITH k, substring(k.id, $start, size(k.id)) AS key WHERE contains(key, $q)"
+            " WITH k.entity_id AS e, key, CASE WHEN starts_with(key, $q) THEN 0 ELSE 1 END AS r"
+            " RETURN e AS id, min(r) AS rank, min(size(key)) AS len"
+            " ORDER BY rank, len, id LIMIT $limit",
+            prefix=prefix,
+            start=len(prefix) + 1,  # Kùzu's substring is 1-based
+            q=text,
+            limit=limit,
+        )
+
     def entity(self, entity_id: str) -> Row | None:
         # named columns: measurably cheaper than returning the node (on every write path)
         rows = self.db.query(f"MATCH (e:Entity {{id: $id}}) RETURN {_ENTITY_RETURN}", id=entity_id)

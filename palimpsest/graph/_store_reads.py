@@ -101,6 +101,23 @@ class FactStore(StoreBase):
             )
         ]
 
+    def entity_slots(self, entity_id: str, *, incoming: bool, limit: int) -> list[str]:
+        """Slots with a version (believed or not) whose subject (or, `incoming`, object)
+        is the entity, at most `limit`, in id order: its facts are then read from the
+        packed slots, one primary-key seek each, not from the `Fact` rows (a wide row
+        read costs ~6x a one-column one at 10^5 facts)."""
+        head = (
+            "MATCH (f:Fact)-[:OBJ]->(e:Entity {id: $id})"
+            if incoming
+            else "MATCH (e:Entity {id: $id})-[:SUBJ]->(f:Fact)"
+        )
+        rows = self.db.query(
+            f"{head} RETURN DISTINCT f.slot_id AS s ORDER BY s LIMIT $limit",
+            id=entity_id,
+            limit=limit,
+        )
+        return [r["s"] for r in rows]
+
     # --- tombstones -------------------------------------------------------------------------
     def create_tombstone(self, row: dict[str, Any]) -> None:
         self.db.query(

@@ -1,12 +1,15 @@
-"""Hybrid recall: the embedder boundary and the pure ranking functions.
+"""Hybrid recall: the embedder boundary, the ranking, and the collaborators behind it.
 
     >>> from palimpsest.recall import HashingEmbedder
     >>> HashingEmbedder().embed(["hello"]).shape
     (1, 384)
 
-Wiring into `Memory.recall` (vector cache, Kùzu full-text, graph expansion)
-is the next step of issue 4; the ranking here was measured on LoCoMo by
-`bench/locomo_prototype.py`.
+This package exports the embedders. Its collaborators, imported by `Memory`:
+`recaller` (the `recall` verb), `index` (each namespace's in-process index, its
+upkeep and invalidation), `_facts` (fact hits), `embed_worker` (write-time
+vectors of names and statements), `reindex`. Pure parts: `ranking` (measured on
+LoCoMo by `bench/locomo_prototype.py`), `_bm25`, `_vectors`, `_text`,
+`_statements`, `_expand`, `_query_time`, `_mmr`, `_episode_rows`.
 """
 
 from .embedder import Embedder, HashingEmbedder, SentenceTransformerEmbedder

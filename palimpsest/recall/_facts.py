@@ -1,8 +1,9 @@
 """Recall's fact hits: the walk from the entities a query names, scored as hits.
 
-    >>> facts, ended = mem._fact_hits("default", "where does my sister live?", stems, 0.0, v, k, p)
+    >>> facts, ended = fact_recall.hits("default", "where does my sister live?", stems, 0.0,
+    ...                                 v, k, params)
 
-A mixin of `Memory` (through `_Recall`): the entities the query names (word
+The entities the query names (word
 n-grams, and "I"/"my" for the user) are the entry points of `_expand.walk`;
 facts believed at known_at and valid at valid_at become hits on recall's 0..1
 scale (words and meaning fused like episodes, times the hop weight), with their
@@ -21,8 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _names as names
-from .._consolidate_reads import contested_versions
-from .._core import _Core, _fact_model
+from ..engine.rows import fact_model
 from ..errors import ValidationError
 from ..models import Fact, Hit
 from ..temporal import version_status
@@ -32,6 +32,9 @@ from ._statements import statement_key, statement_text, variants
 from ._text import STOPWORDS, query_words
 
 if TYPE_CHECKING:
+    from ..engine.asof import AsOf
+    from ..engine.entities import EntityIndex
+    from ..graph import Store
     from ..graph._recall import RecallStore
     from .embedder import Embedder
 
@@ -45,15 +48,27 @@ WARNING = (
 )
 
 
-class _FactRecall(_Core):
-    """Fact hits for `recall`."""
+class FactRecall:
+    """Fact hits for `recall`, and the statement vectors they were scored with."""
 
-    _embedder: Embedder | None
-    _recall_stmt_vecs: dict[str, F32]
+    def __init__(
+        self,
+        store: Store,
+        rs: RecallStore,
+        entities: EntityIndex,
+        asof: AsOf,
+        embedder: Embedder | None,
+    ) -> None:
+        self._store = store
+        self._rs = rs
+        self._entities = entities
+        self._asof = asof
+        self._embedder = embedder
+        self._statement_vectors: dict[str, F32] | None = None  # read once per open memory
 
-    @property
-    def _rs(self) -> RecallStore:
-        raise NotImplementedError  # _Recall's
+    def forget_statements(self, ns: str = "", episode_ids: Sequence[str] = ()) -> None:
+        """On `Events.erased`: hold no vector of erased words."""
+        self._statement_vectors = None
 
     def _stored_statements(self, ns: str, facts: Sequence[Fact], spoken: Sequence[str]) -> F32:
         """Each fact's statement vector without the names the question spoke: the one
@@ -61,9 +76,9 @@ class _FactRecall(_Core):
         memory (a query about the user meets the same few dozen statements again and
         again). A statement stored without vectors (written with no embedder, or by a
         run that crashed before its vectors) or stripped some other way is embedded."""
-        cache: dict[str, F32] | None = getattr(self, "_recall_stmt_vecs", None)
+        cache = self._statement_vectors
         if cache is None or len(cache) > _STATEMENT_CACHE:
-            cache = self._recall_stmt_vecs = {}
+            cache = self._statement_vectors = {}
         want: list[tuple[str, str]] = []  # (cache key, the text it is the vector of)
         lookup: set[str] = set()
         for f in facts:
@@ -97,7 +112,7 @@ class _FactRecall(_Core):
         tokens = [re.sub(r"['’]s$", "", t) for t in tokens]
         found: dict[str, str] = {}
         if any(t.lower() in _FIRST_PERSON for t in tokens):
-            user = self._entity(ns, "user", field="query")
+            user = self._entities.entity(ns, "user", field="query")
             if user is not None:
                 found[user.id] = ""
         keyed: dict[str, str] = {}  # name key -> the first n-gram with it
@@ -112,17 +127,18 @@ class _FactRecall(_Core):
                     continue
                 keyed.setdefault(key, " ".join(gram))
         # one store round trip for the n-grams, not one each (most name nobody)
-        unknown = [key for key in keyed if (ns, key) not in self._entities]
+        models = self._entities.models
+        unknown = [key for key in keyed if (ns, key) not in models]
         stored = self._store.entity_ids_for_keys(ns, unknown) if unknown else {}
         for key, said in keyed.items():
-            ent = self._entities.get((ns, key))
+            ent = models.get((ns, key))
             if ent is None and key in stored:
-                ent = self._entity_loaded(ns, key, stored[key])
+                ent = self._entities.loaded(ns, key, stored[key])
             if ent is not None and ent.id not in found:
                 found[ent.id] = said
         return found
 
-    def _fact_hits(
+    def hits(
         self,
         ns: str,
         query: str,
@@ -183,9 +199,9 @@ class _FactRecall(_Core):
         keep = xp.shortlist(lex_all, [h for _, h in holding])
         holding = [holding[i] for i in keep]
         lexical = lex_all[keep]
-        contested = contested_versions(self._store, [r for r, _ in holding], known_at=kt)
+        contested = self._asof.contested([r for r, _ in holding], known_at=kt)
         facts = [
-            _fact_model(
+            fact_model(
                 r,
                 version_status(
                     valid_to=r["valid_to"],

@@ -204,7 +204,7 @@ class SentenceTransformerEmbedder:
     @property
     def loaded(self) -> bool:
         """Whether the model is in memory (loading it takes seconds): write-time
-        vectors wait for something else to load it (`_embed_writes.py`).
+        vectors wait for something else to load it (`embed_worker.py`).
 
         >>> SentenceTransformerEmbedder("/nowhere").loaded
         False

@@ -4,8 +4,11 @@
     >>> sniff(first_line)
     'export'
 
-Pure parsing and formatting only; the engine side (reading and restoring a
-namespace) is `palimpsest._transfer`, the Cypher is `graph/_transfer.py`.
+What this package exports is pure parsing and formatting (`_export`, `_import`,
+`_format`, `_transcripts`, `_locomo`, `_graphml`). The collaborators that read and
+write a memory with them are its modules `exporter` (export), `restorer`
+(restore) and `importers` (transcripts, LoCoMo), imported by `Memory` only; the
+Cypher is `graph/_transfer.py`.
 """
 
 from ._export import FIELDS, aux_record, header, record, trailer

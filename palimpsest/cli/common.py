@@ -1,0 +1,168 @@
+"""What every command shares: settings, the memory at --path, output, option types.
+
+    >>> with open_memory(ctx, create=False) as mem:   # a read: no memory is created
+    ...     dump_json(models_json(mem.facts()))
+
+`palimpsest --help` must stay instant: nothing here imports the engine at module
+level (`palimpsest.memory`, and with it Kùzu, loads inside `open_memory`). The
+package `palimpsest.cli` is the only part of Palimpsest that reads environment
+variables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+
+from .format import fmt_iso
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..memory import Memory
+
+DEFAULT_PATH = "palimpsest-data"  # the facade's default; repeated here to keep --help cheap
+ENV_PATH = "PALIMPSEST_PATH"
+ENV_DEBUG = "PALIMPSEST_DEBUG"
+ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for reads through a running server
+AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
+
+
+class CliError(Exception):
+    """A command-line problem that is not the engine's (e.g. no memory at --path)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Settings:
+    path: str
+    namespace: str
+    path_given: bool  # --path on the command line (not the default, not the environment)
+
+
+# --- shared option types -------------------------------------------------------------------
+ValidAtOpt = Annotated[
+    str | None,
+    typer.Option("--valid-at", help="What was true at this time (default: now).", metavar="T"),
+]
+KnownAtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--known-at", help="As the memory believed it at this time (default: now).", metavar="T"
+    ),
+]
+ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why (kept in the record).")]
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", metavar="NAME", help="Namespace (default: the global one)."),
+]
+
+
+def settings(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, Settings):  # pragma: no cover - the callback always sets it
+        return Settings(DEFAULT_PATH, "default", path_given=False)
+    return obj
+
+
+@contextmanager
+def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
+    """Open the memory at --path; reads refuse to create one where there is none."""
+    s = settings(ctx)
+    if not create and not Path(s.path).exists():
+        raise CliError(
+            "no_memory",
+            f"no memory at {s.path!r} (pass --path or set {ENV_PATH}; "
+            "a write such as `palimpsest remember` creates one)",
+        )
+    from ..errors import MemoryLocked
+    from ..memory import Memory
+
+    try:
+        mem = Memory.open(s.path, namespace=s.namespace)
+    except MemoryLocked as e:
+        # A running server holds the directory: reads go through it, the rest name it.
+        held = held_by_server(s.path)
+        if held is None:
+            raise
+        if create:
+            raise held from None
+        from ..api.address import read_address
+        from ..api.remote import RemoteMemory
+
+        addr = read_address(Path(s.path))
+        if addr is None:  # pragma: no cover - the server stopped in between
+            raise e from None
+        token = os.environ.get(ENV_TOKEN) or None
+        with RemoteMemory(addr, path=s.path, namespace=s.namespace, token=token) as remote:
+            yield cast("Memory", remote)
+        return
+    with mem:
+        yield mem
+
+
+def held_by_server(path: str) -> Exception | None:
+    """The error naming the live server that holds `path` (it records its address there)."""
+    from ..api.address import held_message, read_address
+    from ..errors import MemoryLocked
+
+    addr = read_address(Path(path))
+    if addr is None:
+        return None
+    return MemoryLocked(held_message(path, addr), path=path, url=addr.url, pid=addr.pid)
+
+
+# --- output helpers -------------------------------------------------------------------------
+def echo(text: str = "") -> None:
+    typer.echo(text)
+
+
+def note(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def dump_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=json_default))
+
+
+def json_default(value: object) -> Any:
+    if isinstance(value, datetime):
+        return fmt_iso(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def models_json(items: Sequence[BaseModel]) -> list[Any]:
+    return [m.model_dump(mode="json") for m in items]
+
+
+# --- time arguments -------------------------------------------------------------------------
+def valid_from_arg(value: str | None) -> Any:
+    """`--from`: left out → the engine's default (the statement's time); `always` → None."""
+    if value is None:
+        from ..memory import UNSET
+
+        return UNSET
+    if value.strip().lower() in ("always", "-inf"):
+        return None
+    return value
+
+
+def read_text_arg(text: str) -> str:
+    if text == "-":
+        return sys.stdin.read()
+    return text

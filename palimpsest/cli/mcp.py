@@ -1,0 +1,45 @@
+"""`palimpsest mcp`: the MCP server over stdio.
+
+$ palimpsest --path ./memory mcp
+$ palimpsest mcp --no-models --path ./memory --namespace alice
+
+An MCP client (Claude Desktop, an IDE, an agent framework) starts this command
+and talks to it over stdin/stdout; see `palimpsest.mcp` for the tools.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .common import settings
+
+
+def mcp_cmd(
+    ctx: typer.Context,
+    no_models: Annotated[
+        bool,
+        typer.Option(
+            "--no-models",
+            help="Load no spaCy or embedding model: remember stores episodes without "
+            "reading facts from them, recall matches words only.",
+        ),
+    ] = False,
+    path: Annotated[
+        str | None,
+        typer.Option("--path", metavar="DIR", help="The memory directory (overrides the global)."),
+    ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", metavar="NAME", help="Namespace (overrides the global)."),
+    ] = None,
+) -> None:
+    """Serve the memory at --path (namespace --namespace) to an MCP client over stdio:
+    the engine's verbs plus the tools of the MCP "memory" server. Runs until the client
+    closes the connection."""
+    from ..mcp.server import serve
+
+    s = settings(ctx)
+    # MCP client configs list arguments after the command, so accept them here too
+    serve(path or s.path, namespace=namespace or s.namespace, models=not no_models)

@@ -1,0 +1,87 @@
+"""What every collaborator of one open memory shares: the store, the clock, one lock.
+
+    >>> ctx = Context.open(store, clock=utcnow, namespace="default")
+    >>> with ctx.lock, ctx.store.write():
+    ...     k = ctx.tick()                     # this write's transaction time K
+
+Every write is one Kùzu transaction stamped with one transaction time K from
+the clock, never earlier than the last one (`tick`); `next_seq` orders the
+assertions recorded at one K. A write that fails puts both back (`saved` before,
+`restore` on the way out). The one re-entrant lock serialises the writers and
+guards every in-process cache the collaborators keep.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+from .. import _names as names
+from .._time import Clock, to_utc
+from ..errors import ClosedError
+from ..graph import PredicateLog, Store
+
+Saved = tuple[datetime | None, int]  # (last K, last seq)
+
+
+class Context:
+    """The store, the transaction clock, the lock and the default namespace of a memory."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock,
+        namespace: str,
+        last_k: datetime | None = None,
+        seq: int = 0,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.namespace = namespace
+        self.lock = threading.RLock()
+        self.last_k = last_k
+        self.seq = seq
+        self.closed = False
+
+    @classmethod
+    def open(cls, store: Store, *, clock: Clock, namespace: str) -> Context:
+        """A context continuing the store's clocks: its last K and seq."""
+        last, seq = store.clocks()
+        # a predicate change is a transaction too (erase rebuilds by its time)
+        times = [t for t in (last, PredicateLog(store.db).latest()) if t is not None]
+        return cls(
+            store, clock=clock, namespace=namespace, last_k=max(times) if times else None, seq=seq
+        )
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise ClosedError("this Memory is closed")
+
+    def ns(self, namespace: str | None) -> str:
+        """The namespace a call names (checked), or the memory's default."""
+        self.check_open()
+        return self.namespace if namespace is None else names.check_namespace(namespace)
+
+    def tick(self) -> datetime:
+        """The next transaction time: the clock, but never before the last one."""
+        now = to_utc(self.clock(), name="clock")
+        if self.last_k is not None and now < self.last_k:
+            now = self.last_k
+        self.last_k = now
+        return now
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def now(self) -> datetime:
+        """The clock's reading, for defaults (`valid_at`, `known_at`)."""
+        return to_utc(self.clock(), name="clock")
+
+    def saved(self) -> Saved:
+        return self.last_k, self.seq
+
+    def restore(self, saved: Saved) -> None:
+        """Undo `tick` and `next_seq` of a transaction that rolled back."""
+        self.last_k, self.seq = saved

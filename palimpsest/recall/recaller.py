@@ -1,0 +1,371 @@
+"""Recall: memories found by words and by meaning, as of (valid_at, known_at).
+
+    >>> hits = recaller.recall("default", "where does the user live?", k=5)
+    >>> [(h.kind, h.text, round(h.score, 2)) for h in hits]
+    [('fact', 'user lives in Sydney', 0.83), ('episode', 'I moved to Sydney.', 0.61)]
+
+Episodes are scored by two channels over the episodes recorded by `known_at`
+and occurred by `valid_at`: BM25 (Kùzu's full-text scoring, kept in process by
+`recall/_bm25.py`) over each turn with the previous turn of its session, and
+exact cosine over an in-process numpy matrix per namespace (loaded on first
+recall, appended on writes). The channels are fused on a calibrated 0..1
+scale by `recall.ranking.relevance` (the ranking measured on LoCoMo by
+bench/locomo_prototype.py), so one floor means the same for every query:
+nothing above it, nothing returned. Facts believed at (valid_at, known_at)
+one or two hops from the entities the query
+names join as hits of their own, scored on the same scale (`_facts.py`).
+An episode that nearly repeats a better hit yields to distinct ones
+(`recall(diversity=)`, `ranking.diversify`).
+
+A day or month the question names ("on 2014/01/29", "in March 2023",
+"yesterday" against valid_at) narrows the ranking to episodes that occurred
+then (`ranking.time_narrow`), and its digits leave the word channel, where
+they would match any other date. Recency counts from the later of `occurred_at`
+and the episode's last use (`engine.uses`: each answer's episodes count as used),
+importance around its default; archived
+episodes (consolidation) are not candidates but stay readable by id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _names as names
+from .._time import TimeLike, to_utc
+from ..engine.uses import UseLog, used_episodes
+from ..errors import ValidationError
+from ..models import Hit
+from . import _bm25, _vectors
+from . import ranking as rk
+from ._facts import WARNING, FactRecall
+from ._text import INDEX_STOPWORDS, query_words
+from .index import NamespaceIndex, RecallIndex
+
+if TYPE_CHECKING:
+    from ..engine.context import Context
+    from .embedder import Embedder
+
+F32 = npt.NDArray[np.float32]
+
+# Above this many visible episodes, the context smoothers (Python loops) only see
+# the best candidates by the plain fused score, plus their session neighbours.
+_PREFILTER = 2000
+# An episode whose facts about a named entity no longer hold at valid_at still
+# answers "what was true then", but should yield to what holds now.
+_ENDED = 0.85
+# A word in over this share of a large namespace's texts (and in at least _MIN of
+# them) only counts towards term novelty: its idf cannot tell texts apart.
+_UBIQUITOUS = 0.9
+_UBIQUITOUS_MIN = 2000
+
+
+@dataclass
+class _Scored:
+    """One query's candidates: rows of the index, relevance and channels, aligned."""
+
+    rows: npt.NDArray[np.int64]
+    score: F32
+    bm25: F32
+    dense: F32
+    novelty: float
+
+    @classmethod
+    def empty(cls) -> _Scored:
+        none = np.zeros(0, dtype=np.float32)
+        return cls(np.zeros(0, dtype=np.int64), none, none, none, 0.0)
+
+
+class Recaller:
+    """`recall`: episodes and facts scored on one calibrated scale, with abstention."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        index: RecallIndex,
+        facts: FactRecall,
+        *,
+        uses: UseLog,
+        embedder: Embedder | None,
+    ) -> None:
+        self._ctx = ctx
+        self._index = index
+        self._facts = facts
+        self._uses = uses
+        self._embedder = embedder
+
+    # --- recall ------------------------------------------------------------------------------
+    def recall(
+        self,
+        ns: str,
+        query: str,
+        k: int = 5,
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        min_score: float | None = None,
+        diversity: float | None = None,
+    ) -> list[Hit]:
+        """The `k` memories most relevant to `query`, as of (valid_at, known_at); [] when
+        nothing clears the relevance floor (`min_score`, default 0.26): the abstention.
+
+        >>> mem.recall("when does my sister arrive?", k=5)
+
+        Only episodes recorded by `known_at` and occurred by `valid_at` take part
+        (both default to now); facts must be believed at `known_at` and valid at
+        `valid_at`. Quarantined content is returned with `quarantined=True` and a
+        `warning`. Scores are calibrated relevance in 0..1. Once the best hit clears
+        the floor, hits down to `RankParams.tail` times the floor (0.4: about 0.1 by default)
+        come with it (`ranking.abstain`); `min_score=0` returns the `k` best whatever
+        their scores. `diversity` (0..1, default `RankParams.diversity`) demotes an
+        episode that nearly repeats a better one (cosine >= 0.9 or the same text) to
+        `score * (1 - diversity * cosine)` (`ranking.diversify`); 0 turns it off.
+        """
+        text = names.check_text(query, field="query", limit=4000)
+        if not text.strip():
+            raise ValidationError("query: must not be empty", field="query")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValidationError("k: a positive integer", field="k")
+        if min_score is not None and not (
+            isinstance(min_score, int | float) and math.isfinite(min_score)
+        ):
+            raise ValidationError("min_score: a number", field="min_score")
+        if diversity is not None and (
+            isinstance(diversity, bool)
+            or not isinstance(diversity, int | float)
+            or not 0.0 <= diversity <= 1.0
+        ):
+            raise ValidationError("diversity: a number from 0 to 1", field="diversity")
+        now = self._ctx.now()
+        v = now if valid_at is None else to_utc(valid_at, name="valid_at")
+        kt = now if known_at is None else to_utc(known_at, name="known_at")
+        params = rk.RankParams() if self._embedder is not None else rk.RankParams(w_dense=0.0)
+        floor = params.floor if min_score is None else float(min_score)
+        with self._ctx.lock:
+            ix = self._index.index(ns)
+            words = _search_words(text, v)
+            stems = self._index.rs.stems(words)
+            scored = self._score_episodes(ix, text, words, stems, v, kt, params)
+            facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
+        # episodes whose facts about the named entities no longer hold at V yield
+        gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+        score = scored.score.astype(np.float64)
+        score[gone] *= _ENDED
+        order = np.argsort(-score, kind="stable")
+
+        def ranked(top: int) -> list[dict[str, Any]]:
+            # dicts for the best `top` only: building one per candidate cost ~5 ms at 10^5
+            return [
+                {
+                    "id": ix.ids[int(scored.rows[j])],
+                    "score": float(score[j]),
+                    "ended": bool(gone[j]),
+                    "channels": {
+                        "bm25": round(float(scored.bm25[j]), 6),
+                        "dense": round(float(scored.dense[j]), 6),
+                        "novelty": round(scored.novelty, 6),
+                    },
+                }
+                for j in order[:top]
+            ]
+
+        div = params.diversity if diversity is None else float(diversity)
+        pool = 2 * k if div > 0 else k  # room for what takes a demoted duplicate's place
+        found = self._episode_hits(ranked(max(4 * pool, 32)), pool)
+        if len(found) < pool < order.size:  # many erased or archived since the load
+            found = self._episode_hits(ranked(order.size), pool)
+        if div > 0:
+            found = _diversified(ix, found, div, params.near_duplicate)
+        hits = found + facts[: max(1, k // 3)]
+        hits.sort(key=lambda h: -h.score)
+        keep = rk.abstain([h.score for h in hits], floor, params.tail)
+        hits = [h for h, ok in zip(hits, keep, strict=True) if ok][:k]
+        # after ranking (this answer is unmoved); what clears the default floor counts as
+        # used: hits a caller asked for below it (min_score) are not the engine's answer
+        self._uses.note(ns, used_episodes(h for h in hits if h.score >= params.floor), ix)
+        return hits
+
+    def _score_episodes(
+        self,
+        ix: NamespaceIndex,
+        query: str,
+        words: Sequence[str],
+        stems: Sequence[str],
+        v: datetime,
+        kt: datetime,
+        params: rk.RankParams,
+    ) -> _Scored:
+        """The visible episodes' scores, channels and the query's term novelty."""
+        visible = (ix.recorded <= kt.timestamp()) & (ix.occurred <= v.timestamp())
+        visible &= ~ix.archived
+        cand = np.flatnonzero(visible)
+        if cand.size == 0:
+            return _Scored.empty()
+        n = len(ix.ids)
+        bm = np.zeros(n, dtype=np.float64)
+        dfs: list[int] = []
+        best = 0.0
+        seen: set[str] = set()
+        for stem in stems:
+            if stem in seen:
+                continue
+            seen.add(stem)
+            # every text holding the stem, scored as Kùzu's FTS scores it (recall/_bm25.py)
+            at, sc = ix.words.term(stem) if ix.words is not None else _bm25.NONE
+            if at.size >= _UBIQUITOUS_MIN and at.size > _UBIQUITOUS * n:  # idf < 0.11: df only
+                dfs.append(int(at.size))
+                continue
+            keep = visible[at]
+            at, sc = at[keep], sc[keep]
+            dfs.append(int(at.size))
+            if at.size:
+                best += float(sc.max())
+                bm[at] += sc  # rows are distinct
+        novelty = rk.damp_novelty(rk.term_novelty(dfs, int(cand.size)), int(cand.size))
+        window = rk.query_time(query, v)
+        if self._embedder is not None:
+            spoken = [s for s in ix.speakers if s.casefold() != "user"]
+            content = rk.strip_names(query, spoken) or query
+            q = self._embedder.embed([content])[0]
+            turn, context = ix.vectors.cosines(q)
+            dense = [turn[cand], context[cand]]
+        else:
+            dense = [np.zeros(cand.size, dtype=np.float32)]
+        bm_c = rk.bm25_coverage(bm[cand], best) * np.float32(1.0 - novelty)
+        dn_c = np.mean([rk.cosine_to_unit(d) for d in dense], axis=0)
+        sub = np.arange(cand.size)
+        if cand.size > _PREFILTER:
+            plain = rk.fuse_weighted([bm_c, dn_c], [params.w_bm25, params.w_dense])
+            top = _vectors.top_stable(plain, _PREFILTER // 2)
+            if window is not None:
+                # a named day or month must reach the ranking even when its episodes'
+                # words tie with hundreds of others (a lifelog's lunches)
+                top = np.union1d(top, _in_window(ix.occurred[cand], window, params))
+            sub = _with_neighbours(ix, cand, top)
+        c = cand[sub]
+        scores = rk.relevance(
+            bm25=bm[c],
+            bm25_max=best,
+            dense=[d[sub] for d in dense],
+            sessions=ix.session[c],
+            positions=ix.position[c],
+            novelty=novelty,
+            occurred_at=ix.occurred[c],
+            window=window,
+            params=params,
+            reference=v,
+            last_used=self._uses.last_used(ix, until=min(v, kt))[c],
+            importance=ix.importance[c],
+        )
+        return _Scored(c, scores, bm_c[sub], dn_c[sub], novelty)
+
+    def _episode_hits(self, ranked: Sequence[dict[str, Any]], k: int) -> list[Hit]:
+        """The first `k` of `ranked` still live (not erased or archived since the load)."""
+        hits: list[Hit] = []
+        for at in range(0, len(ranked), k):
+            hits += self._some_episode_hits(ranked[at : at + k])
+            if len(hits) >= k:
+                break
+        return hits[:k]
+
+    def _some_episode_hits(self, ranked: Sequence[dict[str, Any]]) -> list[Hit]:
+        rows = self._index.rs.episode_rows(e["id"] for e in ranked)
+        hits = []
+        for e in ranked:
+            r = rows.get(e["id"])
+            if r is None or r.get("archived"):  # erased or archived since the load
+                continue
+            q = bool(r["quarantined"])
+            hits.append(
+                Hit(
+                    kind="episode",
+                    text=r["text"],
+                    score=round(e["score"], 6),
+                    channels=e["channels"],
+                    episode_id=r["id"],
+                    source=r.get("source"),
+                    speaker=r["speaker"],
+                    author_kind=r["author_kind"],
+                    occurred_at=r["occurred_at"],
+                    recorded_at=r["recorded_at"],
+                    status="quarantined" if q else ("ended" if e.get("ended") else "current"),
+                    quarantined=q,
+                    warning=WARNING.format(author=r["author_kind"]) if q else None,
+                    evidence=[r["id"]],
+                )
+            )
+        return hits
+
+
+def _search_words(query: str, v: datetime) -> list[str]:
+    """The query's words for the word channel and term novelty.
+
+    >>> _search_words("When did she go camping in June 2023?", v)
+    ['camping']
+
+    Without the words Kùzu drops from indexed texts (a query word no text can
+    hold would count as evidence the memory never heard of it), and without the
+    date the question names: that is the time window's job, and its words
+    ("june") and loose digit runs ("03", "09") would match any other date or,
+    being rare in conversation, count as unseen.
+    """
+    words = [w for w in query_words(query) if w not in INDEX_STOPWORDS]
+    window = rk.query_time(query, v)
+    if window is None:
+        return words
+    drop = set(query_words(window.phrase))
+    return [w for w in words if w not in drop] or words
+
+
+def _diversified(ix: NamespaceIndex, hits: list[Hit], strength: float, near: float) -> list[Hit]:
+    """Episode hits re-ranked so that near-duplicates of a better one yield."""
+    if len(hits) < 2:
+        return hits
+    rows = np.array([ix.pos[h.episode_id or ""] for h in hits], dtype=np.int64)
+    order, scores = rk.diversify(
+        [h.score for h in hits],
+        ix.vectors.turn_vectors(rows),
+        strength=strength,
+        near=near,
+        texts=[h.text for h in hits],
+    )
+    out = []
+    for i, s in zip(order, (round(float(x), 6) for x in scores), strict=True):
+        h = hits[i]
+        if s < h.score:
+            kept = round(s / h.score, 6)  # the share of its score a near-duplicate keeps
+            h = h.model_copy(update={"score": s, "channels": {**h.channels, "diversity": kept}})
+        out.append(h)
+    return out
+
+
+def _in_window(
+    occurred: npt.NDArray[np.float64], window: rk.TimeWindow, params: rk.RankParams
+) -> npt.NDArray[np.int64]:
+    """Positions of the times inside a narrow window (with the ranking's slack)."""
+    if window.end - window.start > params.narrow_span:
+        return np.zeros(0, dtype=np.int64)
+    lo = (window.start - params.time_slack_before).timestamp()
+    hi = (window.end + params.time_slack_after).timestamp()
+    return np.flatnonzero((occurred >= lo) & (occurred < hi)).astype(np.int64)
+
+
+def _with_neighbours(
+    ix: NamespaceIndex, cand: npt.NDArray[np.int64], top: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Positions in `cand` of the `top` ones and of their same-session neighbours."""
+    # vectorised (sorted keys + searchsorted): a dict over 10^5 candidates cost ~20 ms
+    session, position = ix.session[cand], ix.position[cand]
+    key = session * (int(position.max(initial=0)) + 3) + position + 1
+    order = np.argsort(key, kind="stable")
+    keys = key[order]
+    want = np.concatenate([key[top] - 1, key[top] + 1])
+    at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    found = order[at[keys[at] == want]]
+    return np.union1d(top.astype(np.int64), found.astype(np.int64))
