@@ -402,6 +402,36 @@ def test_a_later_move_ends_the_earlier_in_a_document(ex: SpacyExtractor) -> None
     assert clubs == {"Sansovino": ("2000-01-01", "2007-07-18"), "Avellino": ("2007-07-18", None)}
 
 
+# TimeQA train, "Indian locomotive class WP": no rule reads "came from"
+_WP = [
+    "Indian locomotive class WP",
+    "The Indian locomotive class WP is a class of 4-6-2 Pacific type steam locomotives used in "
+    "India.",
+    "A total of 755 WPs were built between 1947 and 1967, bearing fleet numbers 7000 to 7754. "
+    "The first batch of sixteen, numbers 7200–7215, came from the Baldwin Locomotive Works, USA "
+    "in 1947, and these were classed WP/P.",
+    "Between 1963 and 1966, 259 more were built, but these were ordered from Chittaranjan "
+    "Locomotive Works (CLW), and were manufactured in India, and classified WP/I.",
+]
+
+
+def test_names_of_dated_sentences_are_the_topics_timeline(ex: SpacyExtractor) -> None:
+    rows = document(ex, _WP)
+    timeline = {(o, vf, vt) for s, p, o, vf, vt in rows if p == "timeline"}
+    topic = "Indian locomotive class WP"
+    assert {s for s, p, *_ in rows if p == "timeline"} == {topic}
+    # the name nearest the main verb leads until the next dated sentence; the others
+    # hold for the period their sentence names ("in 1947"; "between 1963 and 1966")
+    assert ("the Baldwin Locomotive Works", "1947-01-01", "1963-01-01") in timeline
+    assert ("USA", "1947-01-01", "1948-01-01") in timeline
+    assert ("Chittaranjan Locomotive Works", "1963-01-01", "1966-01-01") in timeline
+    # the topic itself, numbers and undated sentences give no mention
+    assert not {o for o, *_ in timeline} & {topic, "WPs", "755", "7000 to 7754"}
+    # a name a rule already read is not repeated as a bare mention
+    sarri = document(ex, _SARRI)
+    assert not any(p == "timeline" and o in ("Sansovino", "Avellino") for _, p, o, *_ in sarri)
+
+
 def test_a_turn_is_not_read_as_a_document(ex: SpacyExtractor) -> None:
     text = "\n\n".join(_SARRI)
     (e,) = ex.extract_many([ExtractRequest(text, at("2025-01-01T00:00"), "Wikipedia")])

@@ -23,16 +23,21 @@ How a document is read, and why:
    an open-ended statement ends where the next one of the same predicate
    starts ("joined Avellino in 2007" ... "in 2008 he moved to Perugia"). A dated
    event (an award "in 2010") holds over the period named.
+6. What no rule reads still leaves its names: the organisations, places and
+   people a dated sentence names become the topic's ``timeline`` then
+   (``_mentions``); a verb the vocabulary does not know gives no fact of its own
+   in prose (its open predicate would say less than the name does).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from ._dates import TimeWindow
 from ._doc_lexicon import EVENT_PREDICATES, ONE_PREDICATES, heading_predicate
+from ._mentions import dated_mentions, end_of, place_mentions
 from ._patterns import _dedupe, mask_times, read_sentences
 from ._spacy import Lexicon
 from ._tokens import Doc, Token, _Ctx, _ent, _lw, _text
@@ -52,6 +57,7 @@ def read_document(
     ctx = _Ctx(speaker, None, reference, {}, [], lexicon=lexicon)
     ctx.topic = topic
     facts: list[CandidateFact] = []
+    mentions: list[list[CandidateFact]] = []
     section = ""
     named: str | None = None
     for n, doc in enumerate(paragraphs):
@@ -71,12 +77,17 @@ def read_document(
         facts.extend(read_sentences(ctx, doc))
         if topic is not None:
             facts.extend(_inline_spans(ctx, doc, section))
+            mentions.extend(dated_mentions(ctx, doc))
             if named and ctx.narrative is not None and ctx.narrative != before:
                 # "GP3 Series." then "He raced in 2010 ...": the section names a stage
                 facts.append(_fact(topic, "timeline", named, ctx.narrative, "section_heading"))
                 named = None
+    # a verb the vocabulary does not know says little of prose: the names are kept below
+    facts = [f for f in facts if f.cardinality_hint is None]
     if topic is not None:
         facts = _timeline([_by_role(f, topic) for f in facts], topic)
+        # a name a rule read already needs no bare mention beside it
+        facts += place_mentions(mentions, {f.object.casefold() for f in facts})
     return _dedupe(facts)
 
 
@@ -232,19 +243,6 @@ def _item_name(ctx: _Ctx, toks: list[Token]) -> str | None:
     return None
 
 
-def _end_of(f: CandidateFact) -> datetime | None:
-    """The end of the period a dated event names ("in 2010" -> the end of 2010)."""
-    start = f.valid_from
-    if start is None:
-        return None
-    if f.precision == "year":
-        return start.replace(year=start.year + 1)
-    if f.precision == "month":
-        y, m = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
-        return start.replace(year=y, month=m)
-    return start + timedelta(days=1)
-
-
 def _timeline(facts: list[CandidateFact], topic: Topic) -> list[CandidateFact]:
     """Close each open-ended value of a one-valued predicate where the next begins."""
     out: list[CandidateFact] = []
@@ -253,7 +251,7 @@ def _timeline(facts: list[CandidateFact], topic: Topic) -> list[CandidateFact]:
         if f.subject != topic.name or f.op != "assert":
             out.append(f)
         elif f.predicate in EVENT_PREDICATES and f.valid_to is None and f.valid_from:
-            out.append(replace(f, valid_to=_end_of(f)))
+            out.append(replace(f, valid_to=end_of(f)))
         elif f.predicate in ONE_PREDICATES or f.pattern == "list_item":
             by_predicate.setdefault(f.predicate, []).append(f)
         else:
