@@ -19,6 +19,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from palimpsest.engine.vocabulary import default_predicates
 from palimpsest.extraction import ExtractRequest, SpacyExtractor, find_time_mentions
 from palimpsest.extraction._coref import context_people, pick
 from palimpsest.extraction._doc_lexicon import ONE_PREDICATES
@@ -427,6 +428,9 @@ def test_names_of_dated_sentences_are_the_topics_timeline(ex: SpacyExtractor) ->
     assert ("Chittaranjan Locomotive Works", "1963-01-01", "1966-01-01") in timeline
     # the topic itself, numbers and undated sentences give no mention
     assert not {o for o, *_ in timeline} & {topic, "WPs", "755", "7000 to 7754"}
+    # prose gives no open-verb fact ("were ordered from", "came from"): the names stand
+    known = {p.name for p in default_predicates()}
+    assert {p for _, p, *_ in rows} <= known
     # a name a rule already read is not repeated as a bare mention
     sarri = document(ex, _SARRI)
     assert not any(p == "timeline" and o in ("Sansovino", "Avellino") for _, p, o, *_ in sarri)
