@@ -317,12 +317,13 @@ class Memory:
         reply_to: str | None = None,
         importance: float | None = None,
         addressee: str | None = None,
+        participants: Sequence[str] | None = None,
         namespace: str | None = None,
     ) -> Episode:
         ns = self._ns(namespace)
         return self._episodes.remember(
             ns, text, speaker, author_kind, occurred_at, session, source, reply_to, importance,
-            addressee,
+            addressee, participants,
         )  # fmt: skip
 
     @_doc(Episodes.remember_many)

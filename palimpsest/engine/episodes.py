@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import _names as names
@@ -23,6 +24,7 @@ from ..errors import (
     NotFound,
     ValidationError,
 )
+from ..graph import RecallStore
 from ..models import (
     AuthorKind,
     Episode,
@@ -36,10 +38,36 @@ from .writer import Writer
 if TYPE_CHECKING:
     from ..extraction import Extraction, Extractor
 
-# Extraction reads conversational turns; a pasted document is stored whole but not parsed.
+# Extraction reads conversational turns up to this size; a longer turn is stored whole but
+# not parsed. A document (author_kind="document") is read paragraph by paragraph up to
+# DOCUMENT_MAX_CHARS (the extractor's own limit), so a long one is read, not skipped.
 EXTRACT_MAX_CHARS = 20_000
+DOCUMENT_MAX_CHARS = 200_000
 # Below this pattern confidence an extracted fact waits in quarantine.
 CONFIDENCE_FLOOR = 0.6
+MAX_PARTICIPANTS = 100
+
+
+def _participants(value: object) -> tuple[str, ...]:
+    """The names of a conversation's participants, validated.
+
+    >>> _participants(["Caroline", "Melanie"])
+    ('Caroline', 'Melanie')
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ValidationError("participants: a list of names", field="participants")
+    if len(value) > MAX_PARTICIPANTS:
+        raise ValidationError(
+            f"participants: at most {MAX_PARTICIPANTS} names", field="participants"
+        )
+    out = []
+    for v in value:
+        name = names.clean_name(v, field="participants")
+        _check_unicode(name, "participants")
+        out.append(name)
+    return tuple(dict.fromkeys(out))
 
 
 def _check_unicode(value: str, field: str) -> None:
@@ -85,6 +113,7 @@ class Episodes:
         self.extractor = extractor
         self._index = index
         self._embed = embed
+        self._turns = RecallStore(ctx.store.db)  # a session's previous turn, for coreference
 
     def remember(
         self,
@@ -98,6 +127,7 @@ class Episodes:
         reply_to: str | None,
         importance: float | None,
         addressee: str | None,
+        participants: Sequence[str] | None = None,
     ) -> Episode:
         """Store one memory as it arrived, and the facts read from it.
 
@@ -105,6 +135,11 @@ class Episodes:
         episode remembered twice is one episode with one set of facts. Facts from
         non-user authors, from instruction-like text and weak readings are stored
         quarantined. `addressee` is who "you" is (for "you" in the text).
+        `participants` names the people of a conversation: a participant who
+        speaks speaks for themselves (author_kind "user" unless given, so their
+        first-person facts are active), and with two participants "you" is the
+        other one. A document (author_kind="document") is read as prose about
+        one topic, paragraph by paragraph.
 
         >>> ep = mem.remember("I moved to Sydney in June 2024.", speaker="user",
         ...                   occurred_at="2024-07-02T10:00:00Z", session="s1")
@@ -119,6 +154,7 @@ class Episodes:
             "reply_to": reply_to,
             "importance": importance,
             "addressee": addressee,
+            "participants": participants,
         }
         return self.remember_many(ns, [item])[0]
 
@@ -186,9 +222,15 @@ class Episodes:
             return {}
         from ..extraction import ExtractRequest
 
-        # whole documents are stored, but only the first part is read for facts:
-        # sentence rules are for conversational turns, not books
-        todo = [p for p in episodes if len(p["text"]) <= EXTRACT_MAX_CHARS]
+        # a turn past EXTRACT_MAX_CHARS is pasted text, stored but not read; a document is
+        # read in sections up to DOCUMENT_MAX_CHARS
+        todo = [
+            p
+            for p in episodes
+            if len(p["text"])
+            <= (DOCUMENT_MAX_CHARS if p["author_kind"] == "document" else EXTRACT_MAX_CHARS)
+        ]
+        context = self._previous_turns(episodes[0]["namespace"], todo) if todo else {}
         requests = [
             ExtractRequest(
                 p["text"],
@@ -196,11 +238,34 @@ class Episodes:
                 speaker=p["speaker"],
                 addressee=p["addressee"],
                 reply_to=p["reply_to"],
+                kind="document" if p["author_kind"] == "document" else "turn",
+                context=(context[p["id"]],) if p["id"] in context else (),  # (speaker, text)
             )
             for p in todo
         ]
         results = self.extractor.extract_many(requests)
         return {p["id"]: ex for p, ex in zip(todo, results, strict=True)}
+
+    def _previous_turns(
+        self, ns: str, episodes: list[dict[str, Any]]
+    ) -> dict[str, tuple[str, str]]:
+        """Each turn's predecessor in its session (the batch's own, else the stored one):
+        the extractor reads it for "he" and "she" said of someone named a turn ago."""
+        far = datetime.max.replace(tzinfo=UTC)
+        by_session: dict[str, list[dict[str, Any]]] = {}
+        for p in episodes:
+            if p.get("session") is not None and p["author_kind"] != "document":
+                by_session.setdefault(p["session"], []).append(p)
+        out: dict[str, tuple[str, str]] = {}
+        for s, group in by_session.items():
+            group.sort(key=lambda p: p["occurred_at"] or far)
+            before = self._turns.predecessor(ns, s, group[0]["occurred_at"])
+            turn = (before["speaker"], before["text"]) if before is not None else None
+            for p in group:
+                if turn is not None:
+                    out[p["id"]] = turn
+                turn = (p["speaker"], p["text"])
+        return out
 
     @staticmethod
     def _judge(row: dict[str, Any], ex: Extraction, *, explicit_importance: bool) -> None:
@@ -266,7 +331,11 @@ def parse_episode(ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any
     _check_unicode(text, "text")
     speaker = names.clean_name(item.get("speaker") or "user", field="speaker")
     _check_unicode(speaker, "speaker")
-    author = item.get("author_kind") or ("user" if speaker == "user" else "third_party")
+    people = _participants(item.get("participants"))
+    # a named participant speaks for themselves: their own words are the user's kind
+    author = item.get("author_kind") or (
+        "user" if speaker == "user" or speaker in people else "third_party"
+    )
     if author not in AUTHOR_KINDS:
         raise ValidationError(f"author_kind: one of {', '.join(AUTHOR_KINDS)}")
     occurred = opt_utc(item.get("occurred_at"), name="occurred_at")
@@ -286,6 +355,8 @@ def parse_episode(ns: str, index: int, item: Mapping[str, Any]) -> dict[str, Any
     if addressee is not None:
         addressee = names.clean_name(addressee, field="addressee")
         _check_unicode(addressee, "addressee")
+    elif speaker in people and len(people) == 2:
+        addressee = next(p for p in people if p != speaker)  # "you" is the other one
     fingerprint = hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
     ident = json.dumps(
         [

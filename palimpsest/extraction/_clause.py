@@ -15,9 +15,12 @@ import re
 from dataclasses import replace
 
 from ._copulas import _born_hits, _copula_hits, _have_named
+from ._gate import phatic_object, social_plan
 from ._lexicon import FALLBACK_BLOCKLIST
+from ._life import ASPECT, activity_hits, good_time_at, met_hits
 from ._objects import _is_place, _np, _person, _valid_obj, _verb_phrase
 from ._rule_match import _rule_hits
+from ._rules_doc import doc_hits, inverse_hits
 from ._tokens import (
     _PLAN_VERBS_PROGRESSIVE,
     _STATE_START_VERBS,
@@ -69,7 +72,9 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
         for rx, pred, co_op in co_rules:
             if re.match(rx, rstr):
                 return [_Hit(pred, subj.co, "co_subject", 0.85, op=co_op)]
-        return []
+        if subj.kind != "speaker":
+            return []
+        # "My mom and I made dinner": what the speaker did with someone is theirs too
     if subj.kind == "kin" and main_lemma in ("called", "named") and subj.owner and subj.rel:
         name = _person(ctx, toks, c2t[rstr.index(" ") + 1]) if " " in rstr else None
         return [_Hit(subj.rel, name, "kin_called", 0.9, subject=subj.owner)] if name else []
@@ -89,11 +94,15 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
     if m and not vg.neg:
         k = c2t[m.end()]
         phrase = _verb_phrase(ctx, toks, k)
-        return [_Hit("plans", phrase, "plan_to", 0.8, timeless=True)] if phrase else []
+        if not phrase or social_plan(phrase):
+            return []  # "I decided to include this": no plan one could keep
+        return [_Hit("plans", phrase, "plan_to", 0.8, timeless=True)]
     starts_state = main_lemma in _STATE_START_VERBS and future_time
     if vg.future and not vg.neg and main_lemma not in ("be", "have") and not starts_state:
         phrase = _verb_phrase(ctx, toks, vg.main)
-        return [_Hit("plans", phrase, "future", 0.75, timeless=True)] if phrase else []
+        if not phrase or not _plan_ok(ctx, subj, vg, phrase, future_time):
+            return []
+        return [_Hit("plans", phrase, "future", 0.75, timeless=True)]
     if vg.future and main_lemma == "be" and not future_time:
         return []
     if vg.progressive and future_time and not vg.neg and main_lemma not in _STATE_START_VERBS:
@@ -103,6 +112,21 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
                 return [_Hit("plans", phrase, "progressive_future", 0.75, timeless=True)]
             return []
         return []
+
+    # Aspect wrappers: "I just started volunteering at a shelter", "got to see the band".
+    m = ASPECT.match(rstr)
+    if m and not vg.neg and c2t[m.end()] < n and toks[c2t[m.end()]].tag_ in ("VBG", "VB"):
+        sub_rstr, sub_c2t = _lemma_string(ctx, toks, c2t[m.end()])
+        sub_vg = replace(vg, main=c2t[m.end()], progressive=vg.progressive or not vg.past)
+        hits, matched = _rule_hits(
+            ctx, subj, toks, sub_vg, sub_rstr, sub_c2t, has_time=has_time, tense=tense
+        )
+        if matched:
+            # a state begun or kept up holds on ("started working at Pfizer")
+            return [replace(h, state=False) for h in hits]
+        hits = activity_hits(ctx, toks, sub_vg, sub_rstr)
+        if hits:
+            return hits
 
     # Stopping an activity: "I stopped using Windows", "quit playing the piano".
     m = re.match(r"^(?:stop|quit|give up) (?=\S+)", rstr)
@@ -119,6 +143,15 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
         if matched:
             return hits
 
+    if ctx.topic is not None and subj.name is not None:
+        # a document: the topic's relations first, and what others did to the topic
+        if subj.name == ctx.topic.name:
+            hits = doc_hits(ctx, toks, vg, rstr, c2t)
+        else:
+            hits = inverse_hits(ctx, subj, toks, vg, rstr, c2t)
+        if hits:
+            return hits
+
     copula = _copula_hits(ctx, subj, toks, vg, rstr, c2t)
     if copula is not None:
         return copula
@@ -128,6 +161,11 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
     hits, matched = _rule_hits(ctx, subj, toks, vg, rstr, c2t, has_time=has_time, tense=tense)
     if matched:
         return hits
+    if subj.kind in ("speaker", "person") and subj.name != ctx.addressee:
+        hits = good_time_at(ctx, toks, rstr, c2t) or met_hits(ctx, toks, vg, rstr, c2t)
+        hits = hits or activity_hits(ctx, toks, vg, rstr)
+        if hits:
+            return hits
     if starts_state and vg.future and not vg.neg:
         # "I will start a PhD next year": no state begins that the table knows, so a plan.
         phrase = _verb_phrase(ctx, toks, vg.main)
@@ -137,6 +175,20 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
         return _move_from_to(ctx, toks, c2t[move.end()])
 
     return _fallback(ctx, subj, toks, vg, rstr, c2t)
+
+
+def _plan_ok(ctx: _Ctx, subj: _Subject, vg: _Verb, phrase: str, dated: bool) -> bool:
+    """A future that is the speaker's plan, not a promise to the listener or a cheer.
+
+    "I'll keep you posted" and "you'll get there" are talk; "I'm going to
+    visit Japan" is a plan, and so is "I'll start a course next month".
+    """
+    if subj.name is not None and subj.name == ctx.addressee:
+        return False
+    if social_plan(phrase):
+        return False
+    # a bare "I'll ..." without a date is mostly a promise made in passing
+    return vg.going or dated
 
 
 def _move_from_to(ctx: _Ctx, toks: list[Token], k: int) -> list[_Hit]:
@@ -179,6 +231,6 @@ def _fallback(
     obj = _np(ctx, toks, k)
     if not _valid_obj(obj) or obj.tokens[-1].pos_ not in ("NOUN", "PROPN"):
         return []
-    if len(obj.tokens) > 5:
-        return []
+    if len(obj.tokens) > 7 or phatic_object(obj.tokens):
+        return []  # "crossing my fingers", "I value your opinion"
     return [_Hit(predicate, obj.text, "fallback_lemma", 0.5, cardinality="many")]

@@ -190,7 +190,12 @@ def _have_named(ctx: _Ctx, subj_name: str, toks: list[Token], k: int) -> tuple[l
     """'have a dog named Rex', 'have two kids, Emma and Noah', 'adopted a puppy called Biscuit'."""
     n = len(toks)
     j = k
-    while j < n and (_lw(toks[j]) in _DETERMINERS or toks[j].like_num or toks[j].pos_ == "ADJ"):
+    while j < n and (
+        _lw(toks[j]) in _DETERMINERS
+        or _lw(toks[j]) == "another"
+        or toks[j].like_num
+        or toks[j].pos_ == "ADJ"
+    ):
         j += 1
     group: list[Token] = []
     while j < n and toks[j].pos_ in ("NOUN", "PROPN") and not (group and _is_name_token(toks[j])):

@@ -19,6 +19,10 @@ _MONTHS: dict[str, int] = {
 }  # fmt: skip
 # Month names that are also ordinary words count only when capitalised.
 _CASE_SENSITIVE_MONTHS = {"may", "march", "mar", "jan", "aug", "august", "dec", "sep", "oct"}
+_WEEKDAY_ABBR: dict[str, int] = {
+    "mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
+    "sat": 5, "sun": 6,
+}  # fmt: skip
 _WEEKDAYS: dict[str, int] = {
     "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4,
     "saturday": 5, "sunday": 6,
@@ -35,7 +39,8 @@ _MONTH_RE = (
     r"november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 )
 _DAY_RE = r"(?P<{g}>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR_RE = r"(?P<{g}>(?:19|20)\d\d)"
+# Years 1000-2099: history is written about too ("In 1796, John Laird lived there").
+_YEAR_RE = r"(?P<{g}>(?:1\d|20)\d\d)"
 _NUM_RE = (
     r"(?P<n>\d{1,3}|a couple of|a couple|couple of|an?|one|two|three|four|five|six|seven|"
     r"eight|nine|ten|eleven|twelve)"
@@ -86,6 +91,14 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
             re.I,
         ),
     ),
+    # "last Tues", "Last Fri": abbreviations only after a word that makes them a day
+    (
+        "weekday",
+        re.compile(
+            r"\b(?P<k>last|this|next|coming|on)\s+(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b\.?",
+            re.I,
+        ),
+    ),
     (
         "season",
         re.compile(
@@ -113,20 +126,40 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("month", re.compile(rf"\b{_m('mon')}\b", re.I)),
+    # "(1881–1887)", "2000-2001", "2005–06": a span of years needs no word before it
+    (
+        "year_span",
+        re.compile(
+            rf"\b{_y('y')}\s*[-–—]\s*(?P<y2>(?:1\d|20)\d\d|\d\d|present|now|today)\b(?![-–/]\d)",
+            re.I,
+        ),
+    ),
+    # "later that year", "the following year": a year named earlier in the text
+    (
+        "anaphor",
+        re.compile(
+            r"\b(?:(?:later|earlier) )?(?P<k>that|the same|that same|the following|the next|"
+            r"the previous|the prior|the preceding) (?P<unit>year|month)\b",
+            re.I,
+        ),
+    ),
     ("year", re.compile(rf"\b{_y('y')}\b")),
 ]
 
 _PREFIX_RE = re.compile(
     r"(?P<p>\b(?:since|until|till|til|up to|up until|through|thru|from|between|during|"
-    r"in|on|at|as of|starting|beginning|by|before|after|back in|of|for)\s+)$",
+    r"in|on|at|as of|starting|beginning|by|before|after|back in|of|for|"
+    r"(?:in )?(?:approximately|about|around|circa|c\.))\s+)$",
     re.I,
 )
+_SPAN_AHEAD = re.compile(r"\s+(?:to|through|until|till)\s+(?:1\d|20)\d\d\b")
 _RANGE_JOIN_RE = re.compile(r"^\s*(?P<j>to|until|till|through|thru|-|–|and)\s*", re.I)
 # A bare year is only a date after a word that introduces a time.
 _YEAR_PREFIXES = {
     "since", "until", "till", "til", "through", "thru", "from", "between", "during",
     "in", "as of", "by", "before", "after", "back in", "of", "up to", "up until",
-    "starting", "beginning",
+    "starting", "beginning", "approximately", "about", "around", "circa", "c.",
+    "in approximately", "in about", "in around", "in circa", "in c.",
 }  # fmt: skip
 
 
@@ -153,6 +186,16 @@ def _anchor_from(kind: str, m: re.Match[str]) -> _Anchor | None:
         return _Anchor("date", year, month, day)
     if kind == "year":
         return _Anchor("date", int(g["y"]))
+    if kind == "year_span":
+        y, y2 = int(g["y"]), g["y2"]
+        if not y2.isdigit():
+            return _Anchor("year_span", y, n=0)  # "2019–present": open at its end
+        end = int(y2) if len(y2) == 4 else (y // 100) * 100 + int(y2)
+        return _Anchor("year_span", y, n=end) if end > y else None
+    if kind == "anaphor":
+        shift = {"the following": 1, "the next": 1, "the previous": -1, "the prior": -1}
+        shift["the preceding"] = -1
+        return _Anchor("anaphor", n=shift.get(g["k"].lower(), 0), unit=g["unit"].lower())
     if kind == "rel_word":
         w = g["w"].lower()
         offsets = {
@@ -165,7 +208,10 @@ def _anchor_from(kind: str, m: re.Match[str]) -> _Anchor | None:
         n = {"last": -1, "past": -1, "this": 0, "next": 1, "coming": 1}[k]
         return _Anchor("shift", n=n, unit=g["unit"].lower())
     if kind == "weekday":
-        return _Anchor("weekday", weekday=_WEEKDAYS[g["wd"].lower()], mode=(g["k"] or "").lower())
+        wd = g["wd"].lower()
+        mode = (g["k"] or "").lower()
+        day = _WEEKDAYS[wd] if wd in _WEEKDAYS else _WEEKDAY_ABBR[wd]
+        return _Anchor("weekday", weekday=day, mode="" if mode == "on" else mode)
     if kind in ("season", "season_bare"):
         return _Anchor("season", month=_SEASONS[g["s"].lower()], mode=(g.get("k") or "").lower())
     if kind in ("ago", "in_n", "for_n"):
@@ -198,8 +244,11 @@ def _atoms(text: str) -> list[_Atom]:
                 before = text[max(0, start - 20) : start]
                 pm = _PREFIX_RE.search(before)
                 introduced = pm is not None and pm.group("p").strip().lower() in _YEAR_PREFIXES
-                # "... to 2021" is fine when it closes a range; checked later.
-                if not introduced and not re.search(r"\b(?:to|and|-|–)\s*$", before):
+                # "... to 2021" is fine when it closes a range; checked later. "1910 through
+                # 1914" opens one.
+                opens = _SPAN_AHEAD.match(text, end) is not None
+                closes = re.search(r"\b(?:to|and|through|until|till|-|–)\s*$", before)
+                if not introduced and not closes and not opens:
                     continue
             found.append(_Atom(start, end, anchor))
     # Keep the longest non-overlapping atoms; earlier pattern wins a tie.

@@ -32,7 +32,7 @@ Rules (normative for the extraction room):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ._date_grammar import _PREFIX_RE, _RANGE_JOIN_RE, _YEAR_PREFIXES, _atoms
@@ -42,11 +42,17 @@ from ._date_periods import (
     Role,
     Tense,
     TimeWindow,
+    _add_months,
     _Anchor,
+    _month_period,
     _resolve_anchor,
     _shift_units,
     _to_utc,
+    _year_period,
 )
+
+_DASH_JOIN_RE = re.compile(r"\s*[-–—]\s*")
+_WORD_JOIN_RE = re.compile(r"\s+(?:to|through|until|till)\s+")  # "1910 through 1914"
 
 __all__ = [
     "Period",
@@ -75,20 +81,49 @@ class TimeMention:
     role: Role
     anchors: tuple[_Anchor, ...]
 
-    def resolve(self, reference: datetime, tense: Tense | None = None) -> TimeWindow | None:
+    def resolve(
+        self,
+        reference: datetime,
+        tense: Tense | None = None,
+        *,
+        narrative: datetime | None = None,
+        history: bool = False,
+    ) -> TimeWindow | None:
         """Resolve against ``reference`` (aware); ``None`` for vague mentions.
 
         >>> find_time_mentions("yesterday")[0].resolve(datetime(2024, 7, 2, tzinfo=UTC)).precision
         'day'
+
+        ``narrative`` is the time the text was last talking about: "later that
+        year" and "the following year" count from it, and name nothing without it.
+        With ``history`` (a document telling a past), a month or day without a
+        year ("on 9 July") is in the narrative's year, not the reference's.
         """
         ref = _to_utc(reference)
         if self.role == "vague" or not self.anchors:
             return None
+        if self.anchors[0].kind == "anaphor":
+            if narrative is None:
+                return None
+            a = self.anchors[0]
+            at = _to_utc(narrative)
+            if a.unit == "month":
+                y, m = _add_months(at.year, at.month, a.n)
+                period = _month_period(y, m)
+            else:
+                period = _year_period(at.year + a.n)
+            return TimeWindow(period.start, None, period.precision, self.role, period)
         if self.role == "duration":
             a = self.anchors[0]
             start, prec = _shift_units(ref, a.unit, -a.n)
             return TimeWindow(start, None, prec, "duration")
-        periods = [_resolve_anchor(a, ref, tense) for a in self.anchors]
+        anchors = self.anchors
+        if history and narrative is not None:
+            year = _to_utc(narrative).year
+            anchors = tuple(
+                replace(a, year=year) if a.kind == "date" and a.year is None else a for a in anchors
+            )
+        periods = [_resolve_anchor(a, ref, tense) for a in anchors]
         if any(p is None for p in periods):
             return None
         first = periods[0]
@@ -131,6 +166,16 @@ def find_time_mentions(text: str) -> list[TimeMention]:
         anchors = [atom.anchor]
         end = atom.end
         role: Role
+        if atom.anchor.kind == "year_span":
+            a = atom.anchor
+            if a.n == 0:  # "2019–present"
+                since = (_Anchor("date", a.year),)
+                mentions.append(TimeMention(start, end, text[start:end], "since", since))
+            else:
+                span = (_Anchor("date", a.year), _Anchor("date", a.n))
+                mentions.append(TimeMention(start, end, text[start:end], "range", span))
+            i += 1
+            continue
         if atom.anchor.kind == "vague":
             role = "vague"
         elif atom.anchor.kind == "duration":
@@ -155,6 +200,21 @@ def find_time_mentions(text: str) -> list[TimeMention]:
                     end = nxt.end
                     role = "range"
                     i += 1
+        if role == "point" and atom.anchor.kind == "date" and i + 1 < len(atoms):
+            # "(October 2003 – May 2005)", "March – June 2006": a dash between two dates
+            nxt = atoms[i + 1]
+            gap = text[end : nxt.start]
+            years = atom.anchor.month is None and nxt.anchor.month is None
+            if nxt.anchor.kind == "date" and (
+                _DASH_JOIN_RE.fullmatch(gap) or (years and _WORD_JOIN_RE.fullmatch(gap))
+            ):
+                first = atom.anchor
+                if first.year is None and nxt.anchor.year is not None:
+                    first = replace(first, year=nxt.anchor.year)
+                anchors = [first, nxt.anchor]
+                end = nxt.end
+                role = "range"
+                i += 1
         bare_year = atom.anchor.kind == "date" and atom.anchor.month is None
         if bare_year and role == "point" and prefix not in _YEAR_PREFIXES:
             i += 1

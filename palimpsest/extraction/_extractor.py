@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._classify import classify
+from ._document import read_document
 from ._patterns import read_entities, read_facts
-from ._spacy import load_pipeline
+from ._spacy import english_lexicon, load_pipeline
 from ._types import Extraction, ExtractRequest, TextTooLargeError
 
 __all__ = ["DEFAULT_MAX_CHARS", "SpacyExtractor", "normalise_text"]
@@ -47,6 +48,18 @@ def normalise_text(text: str) -> str:
     """
     text = unicodedata.normalize("NFC", _CONTROL_RE.sub(" ", text))
     return text.translate(_SMART)
+
+
+def _paragraphs(text: str) -> list[str]:
+    """A document's paragraphs (its lines); an unbroken wall of text is one."""
+    return [p.strip() for p in re.split(r"\s*\n\s*", text) if p.strip()] or [text]
+
+
+def _unique(entities: list[Any]) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for e in entities:
+        seen.setdefault(e.name.casefold(), e)
+    return list(seen.values())
 
 
 def _aware_utc(dt: datetime) -> datetime:
@@ -118,14 +131,33 @@ class SpacyExtractor:
             if not text.strip():
                 results[i] = self._finish(items[i], text, [], ())
         if todo:
-            docs = self.nlp.pipe([cleaned[i] for i in todo])
-            for i, doc in zip(todo, docs, strict=True):
+            lexicon = english_lexicon(self.nlp)
+            # a document is parsed paragraph by paragraph, so a long one is read in turn
+            pieces = {i: _paragraphs(cleaned[i]) for i in todo if items[i].kind == "document"}
+            texts = [p for i in todo for p in pieces.get(i, [cleaned[i]])]
+            docs = iter(self.nlp.pipe(texts))
+            for i in todo:
                 item = items[i]
-                facts = read_facts(
-                    doc, speaker=item.speaker, addressee=item.addressee, reference=refs[i]
-                )
-                entities = read_entities(doc, facts, speaker=item.speaker, addressee=item.addressee)
-                results[i] = self._finish(item, cleaned[i], entities, tuple(facts))
+                parsed = [next(docs) for _ in pieces.get(i, [cleaned[i]])]
+                if i in pieces:
+                    facts = read_document(
+                        parsed, speaker=item.speaker, reference=refs[i], lexicon=lexicon
+                    )
+                else:
+                    facts = read_facts(
+                        parsed[0],
+                        speaker=item.speaker,
+                        addressee=item.addressee,
+                        reference=refs[i],
+                        lexicon=lexicon,
+                        context=item.context,
+                    )
+                entities: list[Any] = []
+                for doc in parsed:
+                    entities += read_entities(
+                        doc, facts, speaker=item.speaker, addressee=item.addressee
+                    )
+                results[i] = self._finish(item, cleaned[i], _unique(entities), tuple(facts))
         return [r for r in results if r is not None]
 
     @staticmethod

@@ -44,12 +44,28 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
         else:
             break
     items: list[Token] = []
-    gerund = k < n and toks[k].tag_ == "VBG" and toks[k].pos_ == "VERB"
+    if k < n and toks[k].text in ('"', "“"):
+        # a quoted title is the object whole: 'read "The Lean Startup"'
+        end = next((j for j in range(k + 1, min(n, k + 14)) if toks[j].text in ('"', "”")), -1)
+        if end > k + 1:
+            return _Obj(toks[k + 1 : end], end + 1)
+    gerund = k < n and toks[k].tag_ == "VBG" and toks[k].pos_ in ("VERB", "AUX")
+    if gerund and not place:
+        return _gerund_phrase(ctx, toks, k)
     while k < n:
         t = toks[k]
         lw = _lw(t)
+        if items and t.text == ctx.addressee and (k + 1 >= n or toks[k + 1].is_punct):
+            break  # "I love the thought, Nate!": the listener's name is no part of it
         if t.i in ctx.masked or (k + 1 < n and _lw(toks[k + 1]) == "ago"):
             break  # "years ago", "a while ago": vague times the date reader leaves out
+        if (
+            items
+            and (t.like_num or lw in ("a", "few", "couple"))
+            and k + 2 < n
+            and _lw(toks[k + 2]) in ("later", "earlier", "ago", "before", "after")
+        ):
+            break  # "a gaming party two weekends later"
         if lw in BOUNDARY_ADVERBS and t.pos_ in ("ADV", "ADJ", "NOUN", "INTJ"):
             break
         if t.tag_ == "POS" or lw in ("'s", "’s"):
@@ -59,7 +75,8 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
                 continue
             break
         if t.is_punct:
-            if lw in ("-", "&", "+", "#", "/") and items:
+            spaced = lw == "-" and (t.whitespace_ or toks[k - 1].whitespace_)
+            if lw in ("-", "&", "+", "#", "/") and items and not spaced:
                 items.append(t)
                 k += 1
                 continue
@@ -104,6 +121,10 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
                 continue
             break
         if lw in ("called", "named") and items and k + 1 < n:
+            if toks[k + 1].text in ('"', "“"):
+                quoted = _np(ctx, toks, k + 1)  # 'a fantasy novel called "The Name of the Wind"'
+                if quoted.tokens:
+                    return quoted
             end = _name_span(toks, k + 1, loose=True)
             if end > k + 1:
                 # "a small startup called Lumen" -> "Lumen"
@@ -117,6 +138,18 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
         ):
             # The small model tags some nouns as base verbs ("allergic to shellfish").
             items.append(t)
+            k += 1
+            continue
+        if (
+            t.pos_ == "VERB"
+            and t.tag_ == "VB"
+            and not items
+            and k + 1 < n
+            and toks[k + 1].tag_ in ("NN", "NNS")
+            and k > 0
+            and (toks[k - 1].pos_ in ("ADP", "DET") or _after_go_to(toks, k))
+        ):
+            items.append(t)  # "to boot camps", "a dance class": a noun the tagger read as a verb
             k += 1
             continue
         if (
@@ -140,6 +173,71 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
     return _Obj(items, k)
 
 
+# Words that end a gerund's phrase: a new clause, a comparison, a purpose.
+_GERUND_STOPS = {
+    "because", "cause", "'cause", "when", "while", "so", "which", "who", "that",
+    "as", "than", "like", "since", "until", "if", "whenever", "where", "but", "and",
+    "or", "nor", "plus", "though", "although", "whether",
+}  # fmt: skip
+_QUOTES = {'"', "'", "“", "”", "‘", "’"}
+
+
+def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
+    """'hiking in the mountains', 'reading "Charlotte's Web"': a gerund and what it
+    governs, up to the next clause; empty when its object is only a pronoun
+    ("having them around") or nothing follows a light verb ("being")."""
+    n = len(toks)
+    items = [toks[k]]
+    j = k + 1
+    quoted = False
+    while j < n and len(items) < 9:
+        t = toks[j]
+        lw = _lw(t)
+        if t.text in _QUOTES:
+            quoted = not quoted
+            items.append(t)
+            j += 1
+            continue
+        if not quoted:
+            stop = lw in _GERUND_STOPS and lw != "and" and not (lw == "that" and t.pos_ == "DET")
+            if t.i in ctx.masked or lw in BOUNDARY_ADVERBS or stop:
+                break
+            if t.is_punct and lw not in ("-", "&", "'s"):
+                break
+            adjectives = (
+                lw == "and"
+                and items[-1].pos_ == "ADJ"
+                and j + 2 < n
+                and (toks[j + 1].pos_ == "ADJ" or toks[j + 1].tag_ == "VBG")
+                and toks[j + 2].pos_ in ("NOUN", "ADJ")
+            )  # "a safe and inviting place"
+            if (t.pos_ in ("CCONJ", "SCONJ") and not adjectives) or (
+                t.pos_ == "VERB" and t.tag_ == "VBG"
+            ):
+                break
+            if lw == "to" and j + 1 < n and toks[j + 1].tag_ == "VB":
+                break  # "trying to ...": a purpose, not the activity
+        items.append(t)
+        j += 1
+    while items and (items[-1].pos_ in ("DET", "ADP", "CCONJ", "PART") or items[-1].is_punct):
+        if items[-1].text in _QUOTES and any(x.text in _QUOTES for x in items[:-1]):
+            break
+        items.pop()
+    if len(items) > 1 and items[1].pos_ == "PRON" and _lw(items[1]) not in ("myself", "ourselves"):
+        return _Obj([], j)  # "having them around", "seeing them eat": about something unnamed
+    if len(items) > 8:
+        return _Obj([], j)
+    return _Obj(items, j)
+
+
+_GO = {"go", "going", "went", "gone", "goes", "come", "came", "coming", "head", "headed"}
+
+
+def _after_go_to(toks: list[Token], k: int) -> bool:
+    """'going to boot camps': the tagger reads "to" as an infinitive's, "boot" as a verb."""
+    return k >= 2 and _lw(toks[k - 1]) == "to" and _lw(toks[k - 2]) in _GO
+
+
 def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
     out: list[_Obj] = []
     n = len(toks)
@@ -153,6 +251,20 @@ def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
             j = k + 1
             while j < n and _lw(toks[j]) in (",", "and", "or", "&"):
                 j += 1
+            if (
+                _lw(toks[k]) == "and"
+                and any(t.pos_ == "ADP" for t in obj.tokens[1:])
+                and j < n
+                and toks[j].pos_ in ("NOUN", "PROPN")
+            ):
+                # "road trips with friends and family": the "and" is inside the phrase
+                tail = _np(ctx, toks, j)
+                if tail.tokens:
+                    out[-1] = _Obj([*obj.tokens, toks[k], *tail.tokens], tail.end)
+                    k = tail.end
+                    continue
+            if j < n and _lw(toks[j]) in ("their", "his", "her", "its"):
+                break  # "veterans and their rights": the second belongs to the first
             if j < n and _lw(toks[j]) in ("i", "we", "he", "she", "they", "you", "my"):
                 break
             if j < n and toks[j].pos_ in ("VERB", "AUX") and toks[j].tag_ != "VBG":

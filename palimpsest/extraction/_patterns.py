@@ -34,13 +34,15 @@ lists, clause state, token tests). This module applies time and collects facts.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from ._clause import _read_clause
+from ._coref import context_people, kin_pronoun
 from ._dates import TimeWindow, find_time_mentions
 from ._sentences import _clauses, _skip_sentence, _wrapper_end
+from ._spacy import Lexicon
 from ._subjects import _subject
 from ._tokens import (
     _ENTITY_LABELS,
@@ -59,10 +61,20 @@ from ._tokens import (
 from ._types import CandidateEntity, CandidateFact, Op, Precision
 from ._verbs import _clause_window, _tense, _verb_group
 
-__all__ = ["read_entities", "read_facts"]
+__all__ = ["mask_times", "read_entities", "read_facts", "read_sentences"]
 
 # Preferences are not states in simple past ("I loved that film"), but "used to" ends them.
 _HABIT_ENDS = {"likes", "dislikes", "prefers"}
+# A claim about the listener is read below the engine's confidence floor (0.6).
+LISTENER_CONFIDENCE = 0.55
+# Predicates of a person's standing facts, which a listener may be told of themselves.
+_PROFILE = {
+    "lives_in", "works_at", "job_title", "studies_at", "born_in", "birthday", "age",
+    "nationality", "spouse", "partner", "sibling", "parent", "child", "friend", "pet",
+    "speaks", "allergic_to", "owns",
+}  # fmt: skip
+_LISTENER_SILENT = {"fallback_lemma", "future", "plan_to", "progressive_future"}
+_PEOPLE_AND_PETS = {"spouse", "partner", "sibling", "parent", "child", "friend", "pet"}
 
 
 # --------------------------------------------------------------------------- time
@@ -127,9 +139,27 @@ def _appositions(ctx: _Ctx, toks: list[Token]) -> list[CandidateFact]:
 
 
 def read_facts(
-    doc: Doc, *, speaker: str, addressee: str | None, reference: datetime
+    doc: Doc,
+    *,
+    speaker: str,
+    addressee: str | None,
+    reference: datetime,
+    lexicon: Lexicon | None = None,
+    context: Sequence[tuple[str, str]] = (),
 ) -> list[CandidateFact]:
-    """Candidate facts from a parsed document (see the module docstring for the rules)."""
+    """Candidate facts from a parsed text (see the module docstring for the rules).
+
+    ``context``: the conversation's turns before this one, ``(speaker, text)``.
+    """
+    ctx = _Ctx(speaker, addressee, reference, {}, [], lexicon=lexicon or Lexicon())
+    ctx.names.update(n for n in (speaker, addressee) if n)
+    if context:
+        ctx.people = context_people(context, ctx.lexicon)
+    return _dedupe(read_sentences(ctx, doc))
+
+
+def mask_times(ctx: _Ctx, doc: Doc) -> None:
+    """Find the time expressions of ``doc`` and mark their tokens, for ``ctx``."""
     mentions = find_time_mentions(doc.text)
     masked: dict[int, int] = {}
     mi = 0
@@ -141,71 +171,138 @@ def read_facts(
             break
         if mentions[mi].start <= t.idx:
             masked[t.i] = mi
-    ctx = _Ctx(speaker, addressee, reference, masked, mentions)
+    ctx.masked, ctx.mentions = masked, mentions
+
+
+def read_sentences(ctx: _Ctx, doc: Doc) -> list[CandidateFact]:
+    """The facts of every sentence of ``doc``; ``ctx`` carries who was last spoken of."""
+    mask_times(ctx, doc)
     facts: list[CandidateFact] = []
     for sent in doc.sents:
-        stoks = list(sent)
-        if len(stoks) > 200:
-            # Run-ons this long are pasted text, not statements about oneself.
+        ctx.sentence_time = None
+        for part in _dash_parts(list(sent)):
+            facts.extend(_sentence_facts(ctx, part))
+    return facts
+
+
+def _dash_parts(toks: list[Token]) -> list[list[Token]]:
+    """'Guess what - I got a puppy!': a spaced dash joins two sentences in a chat."""
+    parts: list[list[Token]] = [[]]
+    for i, t in enumerate(toks):
+        spaced = i > 0 and bool(toks[i - 1].whitespace_) and bool(t.whitespace_)
+        if t.text in ("-", "–", "—", "--") and spaced and parts[-1]:
+            parts.append([])
             continue
-        start = _wrapper_end(stoks)
-        body = stoks[start:]
-        if _skip_sentence(body):
+        parts[-1].append(t)
+    return [p for p in parts if p]
+
+
+def _sentence_facts(ctx: _Ctx, stoks: list[Token]) -> list[CandidateFact]:
+    if len(stoks) > 200:
+        # Run-ons this long are pasted text, not statements about oneself.
+        return []
+    start = _wrapper_end(stoks)
+    body = stoks[start:]
+    if _skip_sentence(body):
+        return []
+    sent_facts: list[CandidateFact] = []
+    prev: _Subject | None = None
+    for clause, shared in _with_leading_time(ctx, _clauses(body)):
+        # A shared-subject clause ("... and works at X") starts at its verb.
+        subj = replace(prev, end=0) if shared and prev is not None else _subject(ctx, clause)
+        if subj is None or (subj.name is None and subj.kind not in ("kinname", "attr")):
+            prev = None
             continue
-        sent_facts: list[CandidateFact] = []
-        prev: _Subject | None = None
-        for clause, shared in _clauses(body):
-            # A shared-subject clause ("... and works at X") starts at its verb.
-            subj = replace(prev, end=0) if shared and prev is not None else _subject(ctx, clause)
-            if subj is None or (subj.name is None and subj.kind not in ("kinname", "attr")):
-                prev = None
+        sent_facts.extend(_clause_facts(ctx, clause, subj))
+        if subj.kind == "person" and subj.name and subj.name != ctx.addressee:
+            ctx.last_person, ctx.last_pronoun = subj.name, None
+        elif subj.kind == "kin" and subj.name:
+            ctx.last_person, ctx.last_pronoun = subj.name, kin_pronoun(subj.noun)
+        prev = subj
+    # After the clauses, so "his wife Noor" can find "his" in this sentence's subject.
+    appositions = _appositions(ctx, body)
+    sent_facts = appositions + sent_facts
+    for f in appositions:
+        ctx.last_person = f.object
+    ctx.names.update(f.object for f in sent_facts if f.predicate in _PEOPLE_AND_PETS)
+    return sent_facts
+
+
+def _with_leading_time(
+    ctx: _Ctx, clauses: list[tuple[list[Token], bool]]
+) -> list[tuple[list[Token], bool]]:
+    """'In 2000, Sarri signed for Sansovino': a clause that is only a time belongs to
+    the clause after it, not to nothing."""
+    out: list[tuple[list[Token], bool]] = []
+    carry: list[Token] = []
+    for toks, shared in clauses:
+        words = [t for t in toks if not t.is_punct]
+        if words and all(t.i in ctx.masked or t.pos_ in ("ADP", "DET") for t in words):
+            carry += toks
+            continue
+        out.append((carry + toks, shared and not carry))
+        carry = []
+    return out
+
+
+def _clause_facts(ctx: _Ctx, clause: list[Token], subj: _Subject) -> list[CandidateFact]:
+    hits = _read_clause(ctx, clause, subj)
+    vg = _verb_group(clause, subj.end, ctx)
+    window = _clause_window(ctx, clause, _tense(vg, clause))
+    if window is not None:
+        ctx.sentence_time = window
+    elif vg.past and not vg.perfect and ctx.topic is None:
+        # "I had a day out last weekend - we went biking": one time for the sentence
+        window = ctx.sentence_time
+    # a turn's simple past ends a state ("I lived in Paris"); a document's past tense is
+    # its narrative, whose states its timeline ends
+    past_state = ((vg.past and not vg.perfect) or vg.habitual) and ctx.topic is None
+    out: list[CandidateFact] = []
+    for h in hits:
+        if not h.obj:
+            continue
+        if vg.habitual and h.predicate in _HABIT_ENDS:
+            # "I used to love sushi": a taste that held then, and holds no more.
+            h = replace(h, state=True)
+        s = h.subject or subj.name
+        if not s:
+            continue
+        if s == ctx.addressee and s != ctx.speaker:
+            # what one says of the listener is a reading of them, not their word:
+            # praise and cheer ("you captured it perfectly") say nothing; plain
+            # statements wait in quarantine until the listener confirms them
+            if h.pattern in _LISTENER_SILENT or h.predicate not in _PROFILE:
                 continue
-            hits = _read_clause(ctx, clause, subj)
-            vg = _verb_group(clause, subj.end, ctx)
-            window = _clause_window(ctx, clause, _tense(vg, clause))
-            past_state = (vg.past and not vg.perfect) or vg.habitual
-            for h in hits:
-                if not h.obj:
-                    continue
-                if vg.habitual and h.predicate in _HABIT_ENDS:
-                    # "I used to love sushi": a taste that held then, and holds no more.
-                    h = replace(h, state=True)
-                s = h.subject or subj.name
-                if not s:
-                    continue
-                timed = _apply_time(h, h.window or window, past_state, vg.perfect or vg.progressive)
-                if timed is None:
-                    continue
-                vf, vt, prec, op = timed
-                if vf is None and vt is None:
-                    prec = None
-                sent_facts.append(
-                    CandidateFact(
-                        subject=s,
-                        predicate=h.predicate,
-                        object=h.obj,
-                        op=op,
-                        valid_from=vf,
-                        valid_to=vt,
-                        precision=prec,
-                        confidence=h.confidence,
-                        pattern=h.pattern,
-                        cardinality_hint=h.cardinality,
-                    )
-                )
-            if subj.kind == "person" and subj.name and subj.name != ctx.addressee:
-                ctx.last_person = subj.name
-            prev = subj
-        # After the clauses, so "his wife Noor" can find "his" in this sentence's subject.
-        appositions = _appositions(ctx, body)
-        sent_facts = appositions + sent_facts
-        for f in appositions:
-            ctx.last_person = f.object
-        facts.extend(sent_facts)
-    return _dedupe(facts)
+            h = replace(h, confidence=min(h.confidence, LISTENER_CONFIDENCE))
+        # "we played chess", "I used my contacts": a chat's past of a pastime is an
+        # occasion, not the end of it ("used to" still ends it)
+        occasion = h.predicate in ("plays", "uses") and not vg.habitual and ctx.topic is None
+        ended = past_state and not occasion
+        timed = _apply_time(h, h.window or window, ended, vg.perfect or vg.progressive)
+        if timed is None:
+            continue
+        vf, vt, prec, op = timed
+        if vf is None and vt is None:
+            prec = None
+        out.append(
+            CandidateFact(
+                subject=s,
+                predicate=h.predicate,
+                object=h.obj,
+                op=op,
+                valid_from=vf,
+                valid_to=vt,
+                precision=prec,
+                confidence=h.confidence,
+                pattern=h.pattern,
+                cardinality_hint=h.cardinality,
+            )
+        )
+    return out
 
 
 def _dedupe(facts: list[CandidateFact]) -> list[CandidateFact]:
+    """One copy of each fact; an apposition the text also ends is dropped."""
     ended = {(f.subject.lower(), f.predicate, f.object.lower()) for f in facts if f.op == "end"}
     out: list[CandidateFact] = []
     seen: set[tuple[str, str, str, str]] = set()

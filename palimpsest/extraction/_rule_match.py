@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from ._gate import deictic, empty_object, phatic_object
 from ._lexicon import (
     KIN,
     LANGUAGES,
@@ -17,8 +18,10 @@ from ._lexicon import (
     OWNABLE,
     SCHOOL_WORDS,
 )
+from ._lexicon_life import EVENT_NOUNS, GROUP_NOUNS
 from ._objects import _has_propn, _is_job, _is_place, _np, _np_list, _Obj, _person, _valid_obj
 from ._rules import _RULES, _TRY_NEXT, _Rule
+from ._rules_life import LIFE_RULES, life_object
 from ._tokens import Tense, Token, _Ctx, _ent, _Hit, _lw, _Subject, _text, _Verb
 from ._types import Op
 
@@ -30,6 +33,33 @@ def _is_personal(obj: _Obj) -> bool:
     return bool(
         {head, stem} & (KIN.keys() | OTHER_KIN) or any(_ent(t) == "PERSON" for t in obj.tokens)
     )
+
+
+# The profile rules first, then the doings of a life; a rule whose object does not
+# fit hands the clause on to the next rule with the same verb.
+_ALL_RULES = _RULES + LIFE_RULES
+_LIFE_NAMES = {r.name for r in LIFE_RULES}
+_HAND_ON = _TRY_NEXT | {r.name for r in LIFE_RULES} | {
+    "go_to", "visit", "join", "get_thing", "buy", "have_thing", "run_tool", "attend",
+    "been_at_org", "was_in", "spend_in", "start_at",
+}  # fmt: skip
+
+
+def _life_objects(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[tuple[str, str]]:
+    """(object, predicate) for a life rule; the object reader names the predicate of
+    a two-way rule ("went to a parade" is an event, "went to the park" a visit)."""
+    obj = _np(ctx, toks, k)
+    if not _valid_obj(obj) or phatic_object(obj.tokens) or empty_object(obj.tokens):
+        return []
+    if rule.obj not in ("gerund", "word") and obj.tokens[0].pos_ == "PRON":
+        return []
+    if deictic(obj.tokens) and len(obj.tokens) <= 1:
+        return []  # "that book", "this pic": what was just shown, not named
+    pred = life_object(rule.obj, obj)
+    if pred is None:
+        return []
+    text = _text(obj.tokens[:1]) if rule.obj in ("gerund", "word") else obj.text
+    return [(text, pred or rule.predicate)]
 
 
 def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]:
@@ -79,15 +109,23 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
                 located=kind not in ("job", "job_free"),
             )
         ]
+    if kind == "pref" and objs and deictic(objs[0].tokens, definite=True):
+        return []  # "I love the colour and texture": the pointing covers the whole list
     out: list[str] = []
     for obj in objs:
         if not _valid_obj(obj):
+            continue
+        if kind == "pref" and (deictic(obj.tokens) or phatic_object(obj.tokens)):
+            continue  # "I love the colour", "I love your turtles": a reaction, not a taste
+        if kind == "pref" and empty_object(obj.tokens):
             continue
         words = [_lw(t) for t in obj.tokens]
         if kind == "lang":
             if " ".join(words) in LANGUAGES:
                 out.append(obj.text)
         elif kind in ("place", "gpe"):
+            if rule.predicate == "visited" and words[-1].rstrip("s") in EVENT_NOUNS:
+                continue  # "went to a LGBTQ support group": an event attended, not a place
             if (
                 _is_place(obj)
                 if kind == "gpe"
@@ -122,7 +160,8 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
             ):
                 out.append(obj.text)
         elif kind == "org_propn":
-            if _has_propn(obj):
+            # "joined a new LGBTQ activist group" is a group, not an employer
+            if _has_propn(obj) and not (rule.name == "join" and words[-1] in GROUP_NOUNS):
                 out.append(obj.text)
         elif kind == "org_or_school" or kind == "school":
             if _has_propn(obj) and (kind != "school" or set(words) & SCHOOL_WORDS):
@@ -160,11 +199,16 @@ def _rule_hits(
     tense: Tense,
 ) -> tuple[list[_Hit], bool]:
     """Matches of the rule table; the flag says a rule's verb matched at all."""
-    for rule in _RULES:
+    for rule in _ALL_RULES:
         m = rule.rx.search(rstr)
         if m is None:
             continue
         needs = rule.needs
+        life = rule.name in _LIFE_NAMES
+        if life and vg.passive != ("passive" in needs):
+            continue
+        if "done" in needs and not (vg.past or vg.perfect or vg.progressive):
+            continue
         if "perfect" in needs and not vg.perfect:
             continue
         if "past" in needs and not (vg.past or vg.perfect):
@@ -190,8 +234,15 @@ def _rule_hits(
             else:
                 return [], True
         k = char_to_tok[m.start("o")] if "o" in rule.rx.groupindex else 0
+        if life:
+            pairs = _life_objects(ctx, rule, toks, k)
+            if not pairs:
+                continue
+            return [
+                _Hit(p, o, rule.name, rule.confidence, op, state=rule.state) for o, p in pairs
+            ], True
         objects = _read_object(ctx, rule, toks, k)
-        if not objects and rule.name in _TRY_NEXT:
+        if not objects and rule.name in _HAND_ON:
             continue
         if (
             rule.obj == "org_or_school"

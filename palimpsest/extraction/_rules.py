@@ -176,7 +176,7 @@ _RULES: list[_Rule] = [
         many=True,
     ),
     _r("into", rf"^be into {_O}", "likes", 0.8, "pref", neg_predicate="dislikes", many=True),
-    _r("get_into", rf"^get into {_O}", "likes", 0.75, "pref", many=True),
+    _r("get_into", rf"^get into (?!a |an |trouble ){_O}", "likes", 0.75, "pref", many=True),
     _r(
         "keen_on",
         r"^be (?:obsessed with|crazy about|passionate about|keen on|fond of|hooked on|"

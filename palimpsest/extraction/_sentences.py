@@ -107,6 +107,30 @@ def _clauses(toks: list[Token]) -> list[tuple[list[Token], bool]]:
                     shared = not new_subject
                     i = j
                     continue
+        if (
+            lw in ("after", "before", "because", "while", "once")  # "since I was six" is a time
+            and cur
+            and i + 1 < n
+            and _lw(toks[i + 1]) in ("i", "we", "he", "she", "they")
+            and any(c.pos_ in ("VERB", "AUX") for c in cur)
+        ):
+            # "I had a quiet weekend after we went camping": a clause of its own
+            out.append((cur, shared))
+            cur, shared = [], False
+            i += 1
+            continue
+        if (
+            lw in ("before", "after", "while", "by")
+            and cur
+            and i + 1 < n
+            and toks[i + 1].tag_ == "VBG"
+            and any(c.pos_ in ("VERB", "AUX") for c in cur)
+        ):
+            # "played for Auxerre before moving to Triestina in 2007": the same subject
+            out.append((cur, shared))
+            cur, shared = [], True
+            i += 1
+            continue
         cur.append(t)
         i += 1
     if cur:

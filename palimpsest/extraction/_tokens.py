@@ -15,10 +15,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._dates import TimeMention, TimeWindow
 from ._lexicon import KIN, OTHER_KIN, PETS, VERB_FORMS
+from ._spacy import Lexicon
+
+if TYPE_CHECKING:
+    from ._coref import Mention
+    from ._topic import Topic
 from ._types import CandidateFact, Op
 
 Token = Any  # spacy.tokens.Token; spaCy ships no type information
@@ -121,6 +126,7 @@ class _Verb:
     neg: bool = False
     nolonger: bool = False
     future: bool = False
+    going: bool = False  # "be going to" / "gonna": a plan more than a promise
     perfect: bool = False
     progressive: bool = False
     passive: bool = False
@@ -140,6 +146,13 @@ class _Ctx:
     mentions: list[TimeMention]
     last_person: str | None = None
     pending: tuple[str, str] | None = None
+    names: set[str] = field(default_factory=set)  # people and pets this text has named
+    lexicon: Lexicon = field(default_factory=Lexicon)  # English words (the lemmatizer's)
+    narrative: datetime | None = None  # the time the text last spoke of
+    sentence_time: TimeWindow | None = None  # the time the current sentence named
+    topic: Topic | None = None  # what a document is about; None for a conversation turn
+    last_pronoun: str | None = None  # "he"/"she"/"they" for last_person, None if unknown
+    people: list[Mention] = field(default_factory=list)  # named in the turns before
     facts: list[CandidateFact] = field(default_factory=list)
 
 
@@ -280,6 +293,10 @@ def _name_span(toks: list[Token], j: int, *, loose: bool = False) -> int:
 
 
 def _owner_of(ctx: _Ctx, lw: str) -> str | None:
+    if ctx.topic is not None:
+        # in a document "his wife" is the topic's, unless "his" is someone else's pronoun
+        pronoun = {"his": "he", "her": "she", "its": "it"}.get(lw)
+        return ctx.topic.name if pronoun == ctx.topic.pronoun else None
     if lw in ("my", "our"):
         return ctx.speaker
     if lw == "your":

@@ -16,6 +16,7 @@ Op = Literal["assert", "end"]
 Precision = Literal["day", "month", "year"]
 Kind = Literal["fact", "opinion", "event", "social"]
 Cardinality = Literal["one", "many"]
+TextKind = Literal["turn", "document"]
 
 __all__ = [
     "CandidateEntity",
@@ -28,6 +29,7 @@ __all__ = [
     "Kind",
     "Op",
     "Precision",
+    "TextKind",
     "TextTooLargeError",
 ]
 
@@ -118,6 +120,12 @@ class ExtractRequest:
     >>> from datetime import datetime, UTC
     >>> ExtractRequest("I live in Oslo.", occurred_at=datetime(2024, 7, 2, tzinfo=UTC)).speaker
     'user'
+
+    ``kind="document"`` reads the text as prose about one topic, paragraph by
+    paragraph (see ``_document``); a ``"turn"`` is one speaker's words.
+    ``context`` holds the turns before it in its conversation, as ``(speaker,
+    text)``, oldest first: "he" or "she" with no one named in the turn itself is
+    the last person they named ("my son got hurt" ... "he's fine now").
     """
 
     text: str
@@ -125,6 +133,8 @@ class ExtractRequest:
     speaker: str = "user"
     addressee: str | None = None
     reply_to: str | None = None
+    kind: TextKind = "turn"
+    context: tuple[tuple[str, str], ...] = ()
 
 
 @runtime_checkable

@@ -81,13 +81,13 @@ def _verb_group(toks: list[Token], j: int, ctx: _Ctx) -> _Verb:
             vg.past = vg.past or t.tag_ == "VBD"
             if nxt is not None and nxt.pos_ == "VERB" and nxt.tag_ == "VBG":
                 if (
-                    _lw(nxt) == "going"
+                    _lw(nxt) in ("going", "gon")
                     and k2 + 2 < n
-                    and _lw(toks[k2 + 1]) == "to"
+                    and _lw(toks[k2 + 1]) in ("to", "na")
                     and toks[k2 + 2].pos_ in ("VERB", "AUX")
                     and toks[k2 + 2].tag_ == "VB"
                 ):
-                    vg.future = True
+                    vg.future = vg.going = True
                     j = k2 + 2
                     vg.main = j
                     return vg
@@ -110,6 +110,8 @@ def _verb_group(toks: list[Token], j: int, ctx: _Ctx) -> _Verb:
             return vg
         if t.pos_ in ("VERB", "AUX") or lw in VERB_FORMS:
             vg.main = j
+            # a bare gerund ("Researching adoption agencies") is going on now
+            vg.progressive = vg.progressive or (t.tag_ == "VBG" and t.pos_ == "VERB")
             vg.past = vg.past or (t.tag_ == "VBD") or (t.tag_ == "VBN" and not vg.perfect)
             vg.past = (
                 vg.past
@@ -163,6 +165,13 @@ def _lemma_string(ctx: _Ctx, toks: list[Token], start: int) -> tuple[str, list[i
             word = _norm(t)
             if k == start and lw in ("'s", "’s"):
                 word = "be"
+            elif (
+                k == start
+                and t.tag_ in ("VB", "NN", "JJ")
+                and lw not in _VERBATIM
+                and lw in ctx.lexicon.irregular
+            ):
+                word = ctx.lexicon.irregular[lw]  # "Lost my job": a past form tagged as a base
         offsets.append(pos)
         index.append(k)
         parts.append(word)
@@ -176,16 +185,45 @@ def _lemma_string(ctx: _Ctx, toks: list[Token], start: int) -> tuple[str, list[i
 
 
 def _clause_window(ctx: _Ctx, toks: list[Token], tense: Tense | None) -> TimeWindow | None:
+    """The clause's time: its first resolvable time expression.
+
+    In a document, a date in parentheses ("Smith (March 7, 1912 - October 18, 2003)
+    was governor from 1969 to 1973") is an aside, used only when nothing else is
+    said; and a statement with no date of its own belongs to the time the text
+    last spoke of (the narrative), as a history reads.
+    """
+    history = ctx.topic is not None
+    found: list[tuple[bool, TimeWindow]] = []
     seen: set[int] = set()
     for t in toks:
         idx = ctx.masked.get(t.i)
         if idx is None or idx in seen:
             continue
         seen.add(idx)
-        w = ctx.mentions[idx].resolve(ctx.reference, tense)
+        w = ctx.mentions[idx].resolve(
+            ctx.reference, tense, narrative=ctx.narrative, history=history
+        )
         if w is not None:
-            return w
-    return None
+            found.append((history and _in_parentheses(t), w))
+            if not found[-1][0]:
+                break
+    best = next((w for aside, w in found if not aside), found[0][1] if found else None)
+    if best is not None and best.valid_from is not None:
+        ctx.narrative = best.valid_from  # what "later that year" counts from
+    if best is None and history and ctx.narrative is not None:
+        year = ctx.narrative.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
+        return TimeWindow(year, None, "year", "point")
+    return best
+
+
+def _in_parentheses(t: Token) -> bool:
+    """Whether a token sits inside a parenthesis opened earlier in its sentence."""
+    depth = 0
+    for u in t.sent:
+        if u.i >= t.i:
+            break
+        depth += {"(": 1, ")": -1}.get(u.text, 0)
+    return depth > 0
 
 
 def _clause_mention(ctx: _Ctx, toks: list[Token]) -> TimeMention | None:

@@ -7,6 +7,7 @@
 Every turn becomes an episode: its session's date as `occurred_at` (a few
 seconds per turn, so order survives), its `dia_id` as `source`, the speaker's
 name as `speaker`, `author_kind="user"` (both people are the memory's users),
+the two speakers as `participants` (so "you" in a turn is the other one),
 and a shared image rendered by its caption, as LoCoMo's own prompts do. The
 questions are not imported.
 """
@@ -65,6 +66,7 @@ def parse_locomo(text: str, *, conversations: Iterable[str] | None = None) -> li
 
 
 def _conversation(cid: str, conv: dict[str, Any]) -> list[dict[str, Any]]:
+    people = [conv[k] for k in ("speaker_a", "speaker_b") if isinstance(conv.get(k), str)]
     sessions = sorted(
         int(m.group(1)) for k, v in conv.items() if (m := _SESSION.fullmatch(k)) and v
     )
@@ -91,6 +93,8 @@ def _conversation(cid: str, conv: dict[str, Any]) -> list[dict[str, Any]]:
                     "occurred_at": when + TURN_GAP * pos,
                     "session": f"{cid}/session_{s}",
                     "source": t.get("dia_id"),
+                    # both speak for themselves; "you" is the other one
+                    "participants": people,
                 }
             )
     return out
