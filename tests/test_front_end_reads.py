@@ -93,9 +93,12 @@ def test_cli_recall_through_a_running_server(
         code, out, err = run_cli(capsys, *base, "--valid-at", MID_2024)
         assert code == 0, err
         assert episode_texts(json.loads(out)) == {EARLY}
-        # still the server's: a local open would have been refused (memory_locked)
+        # still the server's: a local open would be refused (memory_locked), so a write
+        # that succeeds went through it (issue 19: CLI writes go through a running server)
         code, _, err = run_cli(capsys, "--path", str(built), "assert", "user", "likes", "tea")
-        assert code == 2 and "held by a palimpsest server" in err
+        assert code == 0, err
+        code, out, err = run_cli(capsys, "--path", str(built), "recall", "tea", "--json")
+        assert code == 0 and "tea" in out, err
 
 
 @pytest.mark.models
