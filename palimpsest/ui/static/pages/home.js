@@ -18,11 +18,16 @@ export async function render(main, { params, setQuery }) {
     "aria-describedby": "q-help" });
   const results = h("div", { id: "results", "aria-live": "polite" });
   let timer = null;
+  let latest = 0;
   async function search(text) {
+    // Enter must not leave the typing debounce pending: it would clear the answer shown
+    clearTimeout(timer);
+    const mine = ++latest;
     setQuery({ q: text });
     clear(results);
     if (!text.trim()) return;
     const found = await api("/v1/entities:search", { params: { q: text, limit: 20 } });
+    if (mine !== latest) return; // a newer search owns the results
     put(results, found.length
       ? h("ul", { class: "links", "aria-label": "Matching entities" }, found.map(entityLink))
       : h("p", { class: "muted" }, `No entity whose name or alias contains “${text}”.`));
