@@ -200,6 +200,18 @@ def pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
 
 
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a `palimpsest serve` child as Ctrl-C would (it closes the memory), killing it
+    if it has not gone within a minute."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def wait_healthy(proc: subprocess.Popen[bytes], base: str, limit: float) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -280,13 +292,7 @@ def main() -> None:
             checked = audit(http, res)
             audit_s = time.perf_counter() - t1
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_server(proc)
         log.close()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

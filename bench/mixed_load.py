@@ -22,7 +22,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo_prototype as proto
-from load import free_port, iso, loadavg, pct, wait_healthy
+from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
 
 from palimpsest import Memory
 from palimpsest.transfer import parse_locomo
@@ -145,13 +144,7 @@ def main(argv: list[str] | None = None) -> None:
         wall = time.perf_counter() - t1
         load1 = loadavg()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_server(proc)
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
     out = {
