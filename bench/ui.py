@@ -34,8 +34,6 @@ import json
 import os
 import platform
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +46,8 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from load import free_port, stop_server, wait_healthy
 
 from palimpsest import Memory
 from palimpsest.engine.writer import IMPORT_BATCH
@@ -130,13 +130,6 @@ def build(path: Path, n: int) -> dict[str, Any]:
     return meta
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def serve(path: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
@@ -145,16 +138,8 @@ def serve(path: Path) -> tuple[subprocess.Popen[bytes], str]:
             "--port", str(port), "--no-consolidate"]  # fmt: skip
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(1200):
-        try:
-            if httpx.get(base + "/v1/health", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None:
-            raise SystemExit("the server exited")
-        time.sleep(0.1)
-    raise SystemExit("the server did not come up")
+    wait_healthy(proc, base, 120.0)
+    return proc, base
 
 
 def stats(ms: list[float]) -> dict[str, float]:
@@ -252,8 +237,7 @@ def main() -> None:
     try:
         result = measure(base, meta["subjects"], args.samples)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        stop_server(proc)
     report = {"memory": meta, "machine": platform.platform(), "cpus": os.cpu_count(),
               "when": datetime.now(UTC).isoformat(), "results": result}  # fmt: skip
     for k, v in result.items():
