@@ -66,6 +66,8 @@ def d(text: str) -> datetime:
         ("on July 4th, 1985", TUE, None, "1985-07-04", None, "day"),
         ("on the 14th of February", TUE, "past", "2024-02-14", None, "day"),
         ("2023-11-20", TUE, None, "2023-11-20", None, "day"),
+        ("on 2010/06/17", TUE, None, "2010-06-17", None, "day"),
+        ("on 2010/3/2", TUE, None, "2010-03-02", None, "day"),
         ("for three years", TUE, None, "2021-01-01", None, "year"),
         ("in 2030", TUE, None, "2030-01-01", None, "year"),
     ],
@@ -107,6 +109,7 @@ def test_naive_reference_is_rejected() -> None:
         "I march every day",
         "the 1990s were fun",
         "my score was 2019 points",  # a bare year needs a time preposition
+        "on 06/17/2010",  # month or day first: ambiguous, left unread
     ],
 )
 def test_no_false_time_expressions(text: str) -> None:
@@ -140,6 +143,7 @@ def test_point_keeps_its_period() -> None:
 
 def test_invalid_calendar_dates_are_ignored() -> None:
     assert resolve_time("on February 30, 2024", TUE) is None
+    assert resolve_time("on 2010/13/45", TUE) is None
 
 
 def test_long_text_finds_every_mention_in_place() -> None:

@@ -157,3 +157,14 @@ def test_a_speaker_name_that_looks_like_cypher_is_only_a_name(tmp_path: Path, cl
         assert mem.episode(first.id).text == CAROLINE
         assert mem.facts("Caroline", "attended")[0].object == "LGBTQ support group"
         assert mem.facts(evil, "made", include_quarantined=True)[0].object == "lake sunrise"
+
+
+def test_a_year_first_slash_date_dates_the_fact_and_leaves_the_object(
+    tmp_path: Path, clock: Clock
+) -> None:
+    # TimelineQA's lifelog writes days as 2010/06/17; the object used to keep the date.
+    with Memory.open(tmp_path / "m", clock=clock, embedder=None) as mem:
+        ep = mem.remember("I did swimming on 2010/06/17.", occurred_at=utc("2010-06-20T09:00:00Z"))
+        assert [(f.predicate, f.object, f.valid_from) for f in ep.facts] == [
+            ("activity", "swimming", utc("2010-06-17T00:00:00Z"))
+        ]

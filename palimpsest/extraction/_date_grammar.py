@@ -63,6 +63,9 @@ def _y(g: str) -> str:
 # Each atom regex names a period; earlier entries win ties at the same start.
 _ATOMS: list[tuple[str, re.Pattern[str]]] = [
     ("iso", re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")),
+    # Year first with slashes ("2010/06/17", lifelogs and logs) is as unambiguous as ISO;
+    # "06/17/2010" is not (US or European order), so it stays unread.
+    ("iso", re.compile(r"\b(?P<y>(?:1[6-9]|20)\d\d)/(?P<m>\d{1,2})/(?P<d>\d{1,2})\b")),
     ("mdy", re.compile(rf"\b{_m('mon')}\s+{_d('d')}\b(?:,?\s+{_y('y')}\b)?", re.I)),
     (
         "dmy",
