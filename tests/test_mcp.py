@@ -482,6 +482,37 @@ def test_delete_entity_is_a_retraction_that_keeps_others(mem: Memory, clock: Clo
     }
 
 
+def test_observations_and_types_come_back_exactly_as_sent(mem: Memory, clock: Clock) -> None:
+    long = "A long note.\n" * 2000  # 26 KB on 2,000 lines: far above the old 512 characters
+    notes = ["vegetarian", "Vegetarian", "line one\n\tline  two", long]
+    made = compat.create_entities(
+        mem, [{"name": "Casey", "entityType": "Person", "observations": notes[:2]}]
+    )
+    assert made[0]["observations"] == notes[:2]
+    clock.tick()
+    added = compat.add_observations(mem, [{"entityName": "casey", "contents": notes}])
+    assert added == [{"entityName": "casey", "addedObservations": notes[2:]}]
+    clock.tick()
+    node = compat.open_nodes(mem, ["Casey"])["entities"][0]
+    assert (node["entityType"], sorted(node["observations"])) == ("Person", sorted(notes))
+    # the engine keeps them too, and finds a value by exactly its text
+    assert {f.object for f in mem.facts("Casey", "observation")} == set(notes)
+    assert [f.object for f in mem.facts("Casey", "observation", "Vegetarian")] == ["Vegetarian"]
+    assert compat.search_nodes(mem, "LINE  TWO")["entities"][0]["name"] == "Casey"
+    # a case-variant delete removes only its own text
+    gone = compat.delete_observations(
+        mem, [{"entityName": "Casey", "observations": ["Vegetarian", long]}]
+    )
+    assert gone == {"deletedCount": 2, "missingEntities": []}
+    clock.tick()
+    left = compat.open_nodes(mem, ["Casey"])["entities"][0]["observations"]
+    assert sorted(left) == sorted(notes[:1] + notes[2:3])
+    # past the documented bound (64 KiB of UTF-8), a clear error and nothing stored
+    with pytest.raises(ValidationError, match="65536 bytes"):
+        compat.add_observations(mem, [{"entityName": "Casey", "contents": ["é" * 40_000]}])
+    assert len(mem.facts("Casey", "observation")) == 2
+
+
 def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> None:
     lines = [
         '{"type":"entity","name":"Mira","entityType":"person","observations":["cellist","a"]}',

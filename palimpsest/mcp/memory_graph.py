@@ -273,7 +273,10 @@ def create_entities(
 def _entity_item(raw: object, index: int) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ValidationError(f"entity {index}: expected an object", index=index)
-    obs = _strings(raw.get("observations", []), "observations")
+    obs = [
+        names.clean_value(o, field="observations")
+        for o in _strings(raw.get("observations", []), "observations")
+    ]
     return {
         "name": names.clean_name(raw.get("name"), field="name"),
         "entityType": _text(raw.get("entityType", ""), "entityType"),
@@ -282,14 +285,10 @@ def _entity_item(raw: object, index: int) -> dict[str, Any]:
 
 
 def _entity_triples(e: Mapping[str, Any]) -> list[dict[str, Any]]:
-    kind = e["entityType"].strip() or EMPTY_TYPE  # an entity needs a fact to exist at all
+    kind = e["entityType"] if e["entityType"].strip() else EMPTY_TYPE  # a fact to exist
     out = [{"subject": e["name"], "predicate": ENTITY_TYPE, "object": kind}]
-    seen: set[str] = set()
-    for o in e["observations"]:
-        text = names.clean_name(o, field="observation")
-        if _key(text) not in seen:
-            seen.add(_key(text))
-            out.append({"subject": e["name"], "predicate": OBSERVATION, "object": text})
+    for text in dict.fromkeys(e["observations"]):  # exact text: case and lines kept
+        out.append({"subject": e["name"], "predicate": OBSERVATION, "object": text})
     return out
 
 
@@ -356,7 +355,8 @@ def add_observations(
             raise ValidationError(f"observation {i}: expected an object", index=i)
         name = names.clean_name(raw.get("entityName"), field="entityName")
         contents = [
-            names.clean_name(c, field="contents") for c in _strings(raw.get("contents"), "contents")
+            names.clean_value(c, field="contents")
+            for c in _strings(raw.get("contents"), "contents")
         ]
         parsed.append((name, contents))
     pg = pages(mem, namespace)
@@ -365,7 +365,7 @@ def add_observations(
     have: dict[str, set[str]] = {}
     for r in rows:
         if r["p"] == OBSERVATION:
-            have.setdefault(r["s"], set()).add(_key(r["obj"] or ""))
+            have.setdefault(r["s"], set()).add(r["obj"] or "")
     present = present_entities(pg, ids.values(), {r["s"] for r in rows})
     for name, _ in parsed:
         if ids.get(_key(name)) not in present:
@@ -376,8 +376,8 @@ def add_observations(
         known = have.setdefault(ids[_key(name)], set())
         added = []
         for text in contents:
-            if _key(text) not in known:
-                known.add(_key(text))
+            if text not in known:
+                known.add(text)
                 added.append(text)
                 items.append({"subject": name, "predicate": OBSERVATION, "object": text})
         results.append({"entityName": name, "addedObservations": added})
@@ -432,14 +432,14 @@ def delete_observations(
         if not isinstance(raw, Mapping):
             raise ValidationError(f"deletion {i}: expected an object", index=i)
         name = _text(raw.get("entityName"), "entityName")
-        wanted = {_key(o) for o in _strings(raw.get("observations"), "observations")}
+        wanted = set(_strings(raw.get("observations"), "observations"))
         if not name.strip() or _profile_facts(mem, name, namespace) is None:
             missing.append(name)
             continue
 
         def find(n: str = name, w: set[str] = wanted) -> list[Fact]:
             facts = mem.facts(n, OBSERVATION, namespace=namespace)
-            return [f for f in facts if _key(f.object or "") in w]
+            return [f for f in facts if (f.object or "") in w]
 
         count += _retract_until_gone(mem, find, "delete_observations", namespace)
     return {"deletedCount": count, "missingEntities": missing}
