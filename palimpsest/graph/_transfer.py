@@ -366,18 +366,6 @@ class GraphPages:
         )
         return {r["id"].split("\x1f", 1)[1]: (r["e"], r["name"]) for r in rows}
 
-    def facts_of(self, entity_ids: Sequence[str], predicates: Sequence[str]) -> list[Row]:
-        """Believed facts about the entities, of these predicates: {s, p, o, obj} (subject
-        id, predicate, object id, object text), one read for a whole batch."""
-        return self.db.query(
-            "UNWIND $ids AS i MATCH (e:Entity {id: i})-[:SUBJ]->(f:Fact)"
-            f" WHERE {_NOW} AND f.predicate IN $preds"
-            " RETURN i AS s, f.predicate AS p, f.object_id AS o, f.object AS obj",
-            **self.base,
-            ids=list(dict.fromkeys(entity_ids)),
-            preds=list(predicates),
-        )
-
     def mentioned(self, entity_ids: Sequence[str]) -> set[str]:
         """The entities a believed fact is about, or points at with a predicate not `own`."""
         params = {**self.base, "ids": list(dict.fromkeys(entity_ids))}

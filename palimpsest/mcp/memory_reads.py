@@ -28,6 +28,7 @@ from .memory_graph import (
     _key,
     _kinds,
     _text,
+    entity_ids,
     entity_type,
     pages,
     present_entities,
@@ -171,7 +172,7 @@ def open_nodes(
     skipped), in a few reads for the whole list."""
     wanted = [_text(raw, "names") for raw in entity_names]
     pg = pages(mem, namespace)
-    found = pg.ids([_key(n) for n in wanted if n.strip()])
+    found = entity_ids(mem, [n for n in wanted if n.strip()], namespace)
     order = list(dict.fromkeys(found[k] for n in wanted if (k := _key(n)) in found))
     view = views.get(mem, namespace) if views is not None else None
     if view is not None:
