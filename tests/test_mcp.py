@@ -636,13 +636,14 @@ def test_the_stdio_protocol_answers_what_a_client_may_ask() -> None:
             "params": {"name": "echo", "arguments": {"times": "many"}},
         },
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "nope"}},
-        {"jsonrpc": "2.0", "id": 7, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel"},
+        {"jsonrpc": "2.0", "id": 8, "method": "resources/list"},
     ]
     src = io.BytesIO(b"".join(json.dumps(m).encode() + b"\n" for m in lines) + b"{oops\n")
     out = io.BytesIO()
     run_stdio(tools, name="p", version="9", instructions="hi", stdin=src, stdout=out)
     got = {r.get("id"): r for r in map(json.loads, out.getvalue().splitlines())}
-    assert sorted(got, key=str) == sorted([1, 2, 3, 4, 5, 6, 7, None], key=str)
+    assert sorted(got, key=str) == sorted([1, 2, 3, 4, 5, 6, 7, 8, None], key=str)
     init = got[1]["result"]
     assert init["protocolVersion"] == "2025-11-25" and init["serverInfo"]["version"] == "9"
     assert got[2]["result"] == {}
@@ -652,3 +653,4 @@ def test_the_stdio_protocol_answers_what_a_client_may_ask() -> None:
     assert got[5]["result"]["isError"] and "text" in got[5]["result"]["content"][0]["text"]
     assert got[6]["result"]["content"][0]["text"] == "Unknown tool: nope"
     assert got[7]["error"]["code"] == -32601 and got[None]["error"]["code"] == -32700
+    assert got[8]["result"] == {"resources": []}

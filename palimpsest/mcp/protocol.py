@@ -8,8 +8,9 @@
     >>> run_stdio(tools, name="palimpsest", version="0.1.0", instructions="...")
 
 JSON-RPC 2.0, one message a line on stdin/stdout (the MCP stdio transport):
-`initialize`, `ping`, `tools/list` and `tools/call`; notifications are read and
-ignored (a call runs to its end), any other request gets "method not found".
+`initialize`, `ping`, `tools/list` and `tools/call` (and empty prompt and resource
+lists, which some hosts ask for unoffered); notifications are read and ignored (a
+call runs to its end), any other request gets "method not found".
 Arguments are validated by a pydantic model built from the tool's signature, as
 the official SDK does, and its JSON schema is the tool's input schema (inline,
 `metadata.inline`). Written out so that `palimpsest mcp` answers `tools/list`
@@ -33,6 +34,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 # newest first; a client asking for another gets the newest (it may then hang up)
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _NOT_FOUND, _INVALID, _PARSE = -32601, -32602, -32700
+_EMPTY = {
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,8 @@ def answer(
         result = {}
     elif method == "tools/list":
         result = {"tools": tools.listed()}
+    elif method in _EMPTY:  # not offered; some hosts ask anyway: an empty list, not an error
+        result = {_EMPTY[method]: []}
     elif method == "tools/call":
         tool, arguments = params.get("name"), params.get("arguments")
         if not isinstance(tool, str) or not isinstance(arguments, dict | None):
