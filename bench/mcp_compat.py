@@ -10,7 +10,9 @@ call, searches, opens and a whole-graph read. Startup is spawn to the first
 `tools/list` answer, median of 3, at the defaults a user's host gets (Palimpsest
 with its models unless `--no-models`). Each other row is the median wall time of
 that tool's calls, measured at the client; ratio = palimpsest / official.
-Writes bench/results/mcp-compat-<date>.json.
+`--cpus 0` pins the bench and both servers to CPU 0 (as `taskset -c 0` does) on a
+shared machine; the load average at the start and end is printed and recorded.
+Writes bench/results/mcp-compat-<date>[-tag].json.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import statistics
 import sys
@@ -110,7 +113,12 @@ async def timed(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-models", action="store_true", help="palimpsest mcp --no-models")
+    parser.add_argument("--cpus", help="pin to these CPUs, e.g. 0 or 0,1 (servers too)")
+    parser.add_argument("--tag", default="", help="suffix of the results file name")
     args = parser.parse_args()
+    if args.cpus:
+        os.sched_setaffinity(0, {int(c) for c in args.cpus.split(",")})
+    load = [os.getloadavg()[0]]
     script = ms.install_official()
     calls = workload()
     rows: dict[str, dict[str, float]] = {}
@@ -134,11 +142,13 @@ def main() -> None:
         ratio = r["palimpsest"] / r["official"]
         rows[tool]["ratio"] = ratio
         print(f"{tool:<22}{r['official']:>10.1f}{r['palimpsest']:>12.1f}{ratio:>8.2f}")
-    out = Path(__file__).parent / "results" / f"mcp-compat-{date.today()}.json"
+    load.append(os.getloadavg()[0])
+    print(f"load average (1 min) at start and end: {load[0]:.2f}, {load[1]:.2f}")
+    tag = f"-{args.tag}" if args.tag else ""
+    out = Path(__file__).parent / "results" / f"mcp-compat-{date.today()}{tag}.json"
     meta = {"entities": N, "observations": OBS, "relations": RELS, "batch": BATCH}
-    out.write_text(
-        json.dumps({"workload": meta, "models": not args.no_models, "rows": rows}, indent=2)
-    )
+    body = {"workload": meta, "models": not args.no_models, "cpus": args.cpus, "load": load}
+    out.write_text(json.dumps({**body, "rows": rows}, indent=2))
     print(f"wrote {out}")
 
 

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from functools import lru_cache
@@ -15,6 +16,7 @@ from functools import lru_cache
 from .errors import InvalidName, TooLarge
 
 MAX_NAME = 512
+MAX_VALUE = 65_536  # bytes of UTF-8 in a value (an object of an object_kind="value" predicate)
 MAX_TEXT = 1_000_000  # characters in one episode
 MAX_REASON = 2_000
 _PREDICATE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -58,6 +60,38 @@ def _clean(value: str, field: str) -> str:
     if _has_control(text):
         raise InvalidName(f"{field}: contains control characters", field=field)
     return text
+
+
+def clean_value(value: object, *, field: str = "object") -> str:
+    """A value as sent (case, spacing, line breaks kept): not blank, no control characters
+    but tab and line breaks, at most `MAX_VALUE` bytes of UTF-8.
+
+    >>> clean_value("line one\n  line two")
+    'line one\n  line two'
+    """
+    if not isinstance(value, str):
+        raise InvalidName(f"{field}: expected a string, got {type(value).__name__}", field=field)
+    if not value.strip():
+        raise InvalidName(f"{field}: must not be empty", field=field)
+    if len(value) * 4 > MAX_VALUE and len(value.encode()) > MAX_VALUE:
+        raise TooLarge(f"{field}: longer than {MAX_VALUE} bytes of UTF-8", field=field)
+    if _has_control(value):
+        raise InvalidName(f"{field}: contains control characters", field=field)
+    return value
+
+
+def is_plain_value(text: str) -> bool:
+    """Is the value also a clean name (so it may share the node of the name it spells)?"""
+    return len(text) <= MAX_NAME and _clean_cached(text) == text
+
+
+def value_key(text: str) -> str:
+    """The key of a value node that only this exact text denotes (no name folds to it).
+
+    >>> value_key("Vegetarian") != value_key("vegetarian")
+    True
+    """
+    return "\x1d" + hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def entity_key(name: str) -> str:

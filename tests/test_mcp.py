@@ -7,11 +7,13 @@ in-process against a real on-disk memory.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ import pytest
 from palimpsest import Memory
 from palimpsest.errors import NotFound, ValidationError
 from palimpsest.mcp import memory_compat as compat
+from palimpsest.mcp.memory_view import Views
+from palimpsest.mcp.protocol import Result, Tools, run_stdio
 
 from .conftest import Clock
 
@@ -394,6 +398,48 @@ def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) 
         assert norm(found) == norm({"entities": want, "relations": rels}), needle
 
 
+def test_the_view_answers_what_the_store_reads_answer(mem: Memory, clock: Clock) -> None:
+    """The served memory's reads come from an in-memory view of the graph (`Views`);
+    they must answer exactly what the reads in Kùzu answer: same page, order, counts."""
+    _abcd(mem)
+    compat.create_entities(
+        mem, [{"name": "Ada", "entityType": "person", "observations": ["likes tea", "Rows"]}]
+    )
+    clock.tick()
+    compat.add_observations(mem, [{"entityName": "a", "contents": ["Tea\ntime", "row 2"]}])
+    compat.create_relations(mem, [{"from": "Ada", "to": "a", "relationType": "works at"}])
+    compat.create_relations(mem, [{"from": "Ada", "to": "Nova", "relationType": "KNOWS"}])
+    mem.assert_fact("Ada", "age", "36")  # a value object: type "value"
+    mem.assert_fact("b", "knows", "Zed")  # an end with no type: ""
+    mem.assert_fact("Ada", "likes", "jazz", author_kind="agent")  # quarantined: not shown
+    soon = clock.now + timedelta(hours=1)
+    mem.assert_fact("c", "knows", "Oslo", valid_to=soon)  # ends in an hour
+    mem.assert_fact("d", "knows", "Rome", valid_from=soon)  # begins in an hour
+    clock.tick()
+    compat.delete_relations(mem, [{"from": "a", "to": "b", "relationType": "r"}])
+    clock.tick()
+    views = Views()
+
+    def same() -> None:
+        for needle in ("", "ROW", "person", "value", "a", "tea", "zed", "o", "nothing"):
+            for limit, offset, rels, obs in [(500, 0, 1000, 1000), (1, 0, 1, 1), (3, 2, 2, 0)]:
+                args = {"limit": limit, "offset": offset, "relation_limit": rels}
+                args["observation_limit"] = obs
+                want = compat.search_nodes(mem, needle, **args)
+                assert compat.search_nodes(mem, needle, views=views, **args) == want, needle
+        assert compat.read_graph(mem, views=views) == compat.read_graph(mem)
+        names = ["Ada", "a", "b", "Zed", "Nova", "nobody", "ADA", "Oslo", "Rome"]
+        assert compat.open_nodes(mem, names, views=views) == compat.open_nodes(mem, names)
+
+    same()
+    assert views.get(mem) is not None  # the reads above came from the view
+    assert "Rome" not in str(compat.read_graph(mem, views=views))
+    clock.tick(hours=2)  # a valid-time boundary passed: the view is read again
+    same()
+    assert "Rome" in str(compat.read_graph(mem, views=views))
+    assert "Oslo" not in str(compat.read_graph(mem, views=views))
+
+
 def test_relations_are_additive_and_leave_the_vocabulary_alone(mem: Memory, clock: Clock) -> None:
     compat.create_entities(
         mem,
@@ -482,6 +528,37 @@ def test_delete_entity_is_a_retraction_that_keeps_others(mem: Memory, clock: Clo
     }
 
 
+def test_observations_and_types_come_back_exactly_as_sent(mem: Memory, clock: Clock) -> None:
+    long = "A long note.\n" * 2000  # 26 KB on 2,000 lines: far above the old 512 characters
+    notes = ["vegetarian", "Vegetarian", "line one\n\tline  two", long]
+    made = compat.create_entities(
+        mem, [{"name": "Casey", "entityType": "Person", "observations": notes[:2]}]
+    )
+    assert made[0]["observations"] == notes[:2]
+    clock.tick()
+    added = compat.add_observations(mem, [{"entityName": "casey", "contents": notes}])
+    assert added == [{"entityName": "casey", "addedObservations": notes[2:]}]
+    clock.tick()
+    node = compat.open_nodes(mem, ["Casey"])["entities"][0]
+    assert (node["entityType"], sorted(node["observations"])) == ("Person", sorted(notes))
+    # the engine keeps them too, and finds a value by exactly its text
+    assert {f.object for f in mem.facts("Casey", "observation")} == set(notes)
+    assert [f.object for f in mem.facts("Casey", "observation", "Vegetarian")] == ["Vegetarian"]
+    assert compat.search_nodes(mem, "LINE  TWO")["entities"][0]["name"] == "Casey"
+    # a case-variant delete removes only its own text
+    gone = compat.delete_observations(
+        mem, [{"entityName": "Casey", "observations": ["Vegetarian", long]}]
+    )
+    assert gone == {"deletedCount": 2, "missingEntities": []}
+    clock.tick()
+    left = compat.open_nodes(mem, ["Casey"])["entities"][0]["observations"]
+    assert sorted(left) == sorted(notes[:1] + notes[2:3])
+    # past the documented bound (64 KiB of UTF-8), a clear error and nothing stored
+    with pytest.raises(ValidationError, match="65536 bytes"):
+        compat.add_observations(mem, [{"entityName": "Casey", "contents": ["é" * 40_000]}])
+    assert len(mem.facts("Casey", "observation")) == 2
+
+
 def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> None:
     lines = [
         '{"type":"entity","name":"Mira","entityType":"person","observations":["cellist","a"]}',
@@ -529,3 +606,51 @@ def test_import_checks_every_line_before_writing(mem: Memory) -> None:
         with pytest.raises(ValidationError, match="line 2"):
             compat.import_memory_json(mem, [good, bad])
     assert list(compat.export_memory_json(mem)) == []
+
+
+def test_the_stdio_protocol_answers_what_a_client_may_ask() -> None:
+    """`protocol.run_stdio` (the official client drives it in the tests above): one JSON
+    message a line; pings, unknown methods, notifications, bad lines and bad arguments."""
+    tools = Tools()
+
+    @tools.tool()
+    def echo(text: str, times: int = 1) -> Result:
+        """Say it back"""
+        return Result(text * times, {"text": text * times})
+
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "x"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "ab", "times": 2}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"times": "many"}},
+        },
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "nope"}},
+        {"jsonrpc": "2.0", "id": 7, "method": "logging/setLevel"},
+        {"jsonrpc": "2.0", "id": 8, "method": "resources/list"},
+    ]
+    src = io.BytesIO(b"".join(json.dumps(m).encode() + b"\n" for m in lines) + b"{oops\n")
+    out = io.BytesIO()
+    run_stdio(tools, name="p", version="9", instructions="hi", stdin=src, stdout=out)
+    got = {r.get("id"): r for r in map(json.loads, out.getvalue().splitlines())}
+    assert sorted(got, key=str) == sorted([1, 2, 3, 4, 5, 6, 7, 8, None], key=str)
+    init = got[1]["result"]
+    assert init["protocolVersion"] == "2025-11-25" and init["serverInfo"]["version"] == "9"
+    assert got[2]["result"] == {}
+    (listed,) = got[3]["result"]["tools"]
+    assert listed["inputSchema"]["required"] == ["text"] and listed["description"] == "Say it back"
+    assert got[4]["result"]["structuredContent"] == {"text": "abab"}
+    assert got[5]["result"]["isError"] and "text" in got[5]["result"]["content"][0]["text"]
+    assert got[6]["result"]["content"][0]["text"] == "Unknown tool: nope"
+    assert got[7]["error"]["code"] == -32601 and got[None]["error"]["code"] == -32700
+    assert got[8]["result"] == {"resources": []}

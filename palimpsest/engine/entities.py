@@ -70,9 +70,13 @@ class EntityIndex:
         created_at: datetime | None,
     ) -> tuple[str, str]:
         """(id, name) of the entity the clean name `text` denotes, created if `known`
-        (from `prefetch`, then grown here) has no entity for its key."""
+        (from `prefetch`, then grown here) has no entity for its key. A value (`kind`
+        "value") denotes the node of exactly its text (see `value_of`)."""
         key = names.entity_key(text)
-        eid = known.get(key)
+        if kind == "value":
+            eid, key = self.value_of(text, known)
+        else:
+            eid = known.get(key)
         if eid is not None:
             return eid, self.name_of(eid)
         eid = _new_id("en")
@@ -91,12 +95,41 @@ class EntityIndex:
         self.map.add(ns, key, eid, text)
         return eid, text
 
-    def prefetch(self, ns: str, raw_names: Iterable[str]) -> dict[str, str]:
-        """{name key: entity id} of the stored entities among many clean names, with their
-        names at hand: batched lookups, or none once the namespace is mapped whole. A key
-        missing from the answer names no entity (yet)."""
+    def prefetch(
+        self, ns: str, raw_names: Iterable[str], values: Iterable[str] = ()
+    ) -> dict[str, str]:
+        """{name key: entity id} of the stored entities among many clean names (and the
+        keys `value_of` asks of `values`), with their names at hand: batched lookups, or
+        none once the namespace is mapped whole. A key missing from the answer names no
+        entity (yet)."""
         keys = {names.entity_key(n) for n in raw_names}
+        for v in values:
+            keys.add(names.value_key(v))
+            if names.is_plain_value(v):
+                keys.add(names.entity_key(v))
         return self.map.resolve(ns, keys, names=True)
+
+    def value_of(self, text: str, known: dict[str, str]) -> tuple[str | None, str]:
+        """(id or None, key) of the node a value denotes: only a node named exactly `text`.
+
+        The first value spelt like a name takes the name's key (so it shares the node of
+        an entity named exactly so, as it always did); a value that differs from that
+        node's name only in case or spacing, or is no name at all (long, multi-line),
+        has a key of its own text (`_names.value_key`)."""
+        own = names.value_key(text)
+        if own in known:
+            return known[own], own
+        if not names.is_plain_value(text):
+            return None, own
+        key = names.entity_key(text)
+        eid = known.get(key)
+        if eid is None:
+            return None, key
+        return (eid, key) if self.name_of(eid) == text else (None, own)
+
+    def value_id(self, ns: str, text: str) -> str | None:
+        """The id of the node the value `text` denotes (`value_of`), if stored."""
+        return self.value_of(text, self.prefetch(ns, (), (text,)))[0]
 
     def forget(self) -> None:
         """Drop what is known about names (entities or keys changed behind the map)."""

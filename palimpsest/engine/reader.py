@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from .. import _names as names
 from .._time import TimeLike, to_utc
 from ..errors import (
     InvalidWindow,
@@ -91,23 +92,27 @@ class Reader:
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise ValidationError("limit: a positive integer", field="limit")
         subj_id: str | None = None
-        obj_ent = None
         if subject is not None:
             # only the id is needed (slot ids are built from it): one lookup, not two
             subj_id = self._entities.entity_id(ns, subject, field="subject")
             if subj_id is None:
                 return []
             subj_id = self._asof.entity(ns, subject, subj_id, known_at=k)
-        if obj is not None:
-            obj_ent = self._entities.entity(ns, obj, field="object")
-            if obj_ent is None:
-                return []
         pred = None
+        found = None if predicate is None else self._vocab.find(ns, predicate)
         if predicate is not None:
-            found = self._vocab.find(ns, predicate)
             if found is None:
                 return []
             pred = found.name
+        obj_id: str | None = None
+        if obj is not None:
+            if found is not None and found.object_kind == "value":  # exactly this text
+                obj_id = self._entities.value_id(ns, names.clean_value(obj))
+            else:
+                obj_ent = self._entities.entity(ns, obj, field="object")
+                obj_id = obj_ent.id if obj_ent is not None else None
+            if obj_id is None:
+                return []
         if subj_id and pred:
             # a point query: the slot's packed versions, one primary-key lookup away
             rows = [
@@ -115,7 +120,7 @@ class Reader:
                 for r in self._slot_versions(slot_id(ns, subj_id, pred))
                 if visible(r, known_at=k, valid_at=v)
                 and (include_quarantined or not r["quarantined"])
-                and (obj_ent is None or r["object_id"] == obj_ent.id)
+                and (obj_id is None or r["object_id"] == obj_id)
             ]
             rows.sort(key=lambda r: (r["valid_from"] or MIN_TIME, r["object"]))
             return rows[:limit] if limit is not None else rows
@@ -124,7 +129,7 @@ class Reader:
             valid_at=v,
             known_at=k,
             subject_id=subj_id,
-            object_id=obj_ent.id if obj_ent else None,
+            object_id=obj_id,
             predicate=pred,
             include_quarantined=include_quarantined,
             limit=limit,

@@ -267,14 +267,25 @@ class Writer:
         for name in dict.fromkeys(p["predicate"] for p in parsed):  # once each, in order
             self._vocab.resolve(ns, name)
         preds = self._vocab.load(ns)
+        # a value (object_kind "value") is kept exactly as sent: its own node (entities.py)
+        exact = {p["predicate"] for p in parsed if preds[p["predicate"]].object_kind == "value"}
         texts = [
             (
                 names.clean_name(p["subject"], field="subject"),
-                None if p["object"] is None else names.clean_name(p["object"], field="object"),
+                None
+                if p["object"] is None
+                else names.clean_value(p["object"])
+                if p["predicate"] in exact
+                else names.clean_name(p["object"], field="object"),
             )
             for p in parsed
         ]
-        known = ents.prefetch(ns, [n for pair in texts for n in pair if n is not None])
+        pairs = list(zip(parsed, texts, strict=True))
+        plain = [s for s, _ in texts] + [
+            o for p, (_, o) in pairs if o is not None and p["predicate"] not in exact
+        ]
+        values = [o for p, (_, o) in pairs if o is not None and p["predicate"] in exact]
+        known = ents.prefetch(ns, plain, values)
         # the slots of subjects already stored: their states are read on a second thread
         # while this one builds the write (see read_ahead.py)
         asked: set[str] = set()

@@ -320,6 +320,27 @@ class GraphPages:
         total = self.db.query(_RANKED + " RETURN count(*) AS n, sum(degree) AS degrees", **params)
         return page, int(total[0]["n"]), int(total[0]["degrees"] or 0)
 
+    def believed(self) -> tuple[list[Row], list[Row]]:
+        """(every fact believed as of K and not quarantined, valid at K or not: {s, sn, p,
+        o, obj, vf, vt, at, aid}; the entities they name: {id, name, key}), two reads."""
+        facts = self.db.query_arrow(
+            "MATCH (f:Fact) WHERE f.namespace = $ns AND f.recorded_at <= $k"
+            " AND (f.expired_at IS NULL OR f.expired_at > $k) AND f.quarantined = false"
+            " RETURN f.subject_id AS s, f.subject AS sn, f.predicate AS p, f.object_id AS o,"
+            " f.object AS obj, f.valid_from AS vf, f.valid_to AS vt, f.recorded_at AS at,"
+            " f.assertion_id AS aid",
+            **self.base,
+        )
+        ids = {r["s"] for r in facts} | {
+            r["o"] for r in facts if r["o"] and r["p"] not in self.own_predicates
+        }
+        ents = self.db.query_arrow(
+            "UNWIND $ids AS i MATCH (x:Entity {id: i}) RETURN x.id AS id, x.name AS name,"
+            " x.key AS key",
+            ids=sorted(ids),
+        )
+        return facts, ents
+
     def own(self, entity_id: str, predicate: str, limit: int) -> list[str]:
         """Objects of one entity's `predicate` facts, in recording order (at most `limit`)."""
         rows = self.db.query(
@@ -344,18 +365,6 @@ class GraphPages:
             ids=[f"{ns}\x1f{k}" for k in dict.fromkeys(keys)],
         )
         return {r["id"].split("\x1f", 1)[1]: (r["e"], r["name"]) for r in rows}
-
-    def facts_of(self, entity_ids: Sequence[str], predicates: Sequence[str]) -> list[Row]:
-        """Believed facts about the entities, of these predicates: {s, p, o, obj} (subject
-        id, predicate, object id, object text), one read for a whole batch."""
-        return self.db.query(
-            "UNWIND $ids AS i MATCH (e:Entity {id: i})-[:SUBJ]->(f:Fact)"
-            f" WHERE {_NOW} AND f.predicate IN $preds"
-            " RETURN i AS s, f.predicate AS p, f.object_id AS o, f.object AS obj",
-            **self.base,
-            ids=list(dict.fromkeys(entity_ids)),
-            preds=list(predicates),
-        )
 
     def mentioned(self, entity_ids: Sequence[str]) -> set[str]:
         """The entities a believed fact is about, or points at with a predicate not `own`."""

@@ -6,11 +6,13 @@
 - `memory_tools`: the official MCP "memory" server's tools, same names and shapes;
 - `memory_compat`: the mapping behind them (entities, observations and relations
   as facts), over `memory_graph` (writes), `memory_reads` and `memory_json` (the
-  official server's memory.json, in and out).
+  official server's memory.json, in and out);
+- `protocol`: the MCP stdio protocol (initialize, tools/list, tools/call), written
+  out: the official SDK's import alone takes longer than the official server's start;
+- `memory_view`: the graph held in memory for the memory server's reads.
 
-Only `server` and `memory_tools` import the `mcp` SDK, and nothing imports them
-but `palimpsest mcp`: the mapping (and `palimpsest import --format mcp-memory`)
-works without it.
+Nothing here imports the `mcp` SDK (its client drives this server in the tests);
+only `palimpsest mcp` imports `server`.
 """
 
 from __future__ import annotations

@@ -239,10 +239,46 @@ def present_entities(pg: GraphPages, ids: Iterable[str], known: set[str]) -> set
     return known | (pg.mentioned(rest) if rest else set())
 
 
-def _typed(pg: GraphPages, ids: Iterable[str]) -> set[str]:
+def entity_ids(
+    mem: Memory, raw_names: Iterable[str], namespace: str | None
+) -> dict[str, tuple[str, str]]:
+    """{name key: (entity id, display name)} for the names that name an entity, from the
+    engine's name map (the one its writes use: no query once the namespace is loaded)."""
+    ents = mem._entities
+    found = ents.prefetch(mem._ns(namespace), raw_names)
+    return {k: (i, ents.name_of(i)) for k, i in found.items()}
+
+
+def _typed(mem: Memory, ids: Iterable[str], namespace: str | None) -> set[str]:
     """The entities (by id) that have a type: the ones in the graph, in the official sense."""
-    wanted = list(ids)
-    return {r["s"] for r in pg.facts_of(wanted, [ENTITY_TYPE])} if wanted else set()
+    return {r["s"] for r in own_facts(mem, ids, [ENTITY_TYPE], namespace)}
+
+
+def own_facts(
+    mem: Memory, ids: Iterable[str], predicates: Sequence[str], namespace: str | None
+) -> list[dict[str, Any]]:
+    """Believed facts about the entities, of these predicates: {s, p, o, obj}, from the
+    slots' packed versions (a primary-key lookup a slot: ~40% less than along SUBJ,
+    which meets every fact about the entity)."""
+    from ..engine.rows import slot_id
+    from ..graph import decode
+    from ..temporal import visible
+
+    ns, now = mem._ns(namespace), mem.now()
+    slots = [slot_id(ns, i, p) for i in dict.fromkeys(ids) for p in predicates]
+    out: list[dict[str, Any]] = []
+    for row in mem._store.slot_states(slots).values() if slots else ():
+        for v in decode(None, row["versions"], slot=row, subject=row["subject"])[1]:
+            if visible(v, known_at=now, valid_at=now) and not v["quarantined"]:
+                out.append(
+                    {
+                        "s": row["subject_id"],
+                        "p": row["predicate"],
+                        "o": v["object_id"],
+                        "obj": v["object"],
+                    }
+                )
+    return out
 
 
 def create_entities(
@@ -255,9 +291,8 @@ def create_entities(
     """
     ensure_vocabulary(mem, namespace=namespace)
     parsed = [_entity_item(e, i) for i, e in enumerate(entities)]
-    pg = pages(mem, namespace)
-    ids = pg.ids([_key(e["name"]) for e in parsed])
-    typed = _typed(pg, (i for i, _ in ids.values()))
+    ids = entity_ids(mem, [e["name"] for e in parsed], namespace)
+    typed = _typed(mem, (i for i, _ in ids.values()), namespace)
     new: list[dict[str, Any]] = []
     batch: set[str] = set()
     for e in parsed:
@@ -273,7 +308,10 @@ def create_entities(
 def _entity_item(raw: object, index: int) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ValidationError(f"entity {index}: expected an object", index=index)
-    obs = _strings(raw.get("observations", []), "observations")
+    obs = [
+        names.clean_value(o, field="observations")
+        for o in _strings(raw.get("observations", []), "observations")
+    ]
     return {
         "name": names.clean_name(raw.get("name"), field="name"),
         "entityType": _text(raw.get("entityType", ""), "entityType"),
@@ -282,14 +320,10 @@ def _entity_item(raw: object, index: int) -> dict[str, Any]:
 
 
 def _entity_triples(e: Mapping[str, Any]) -> list[dict[str, Any]]:
-    kind = e["entityType"].strip() or EMPTY_TYPE  # an entity needs a fact to exist at all
+    kind = e["entityType"] if e["entityType"].strip() else EMPTY_TYPE  # a fact to exist
     out = [{"subject": e["name"], "predicate": ENTITY_TYPE, "object": kind}]
-    seen: set[str] = set()
-    for o in e["observations"]:
-        text = names.clean_name(o, field="observation")
-        if _key(text) not in seen:
-            seen.add(_key(text))
-            out.append({"subject": e["name"], "predicate": OBSERVATION, "object": text})
+    for text in dict.fromkeys(e["observations"]):  # exact text: case and lines kept
+        out.append({"subject": e["name"], "predicate": OBSERVATION, "object": text})
     return out
 
 
@@ -318,10 +352,10 @@ def create_relations(
     for _, _, rtype in parsed:
         if rtype not in preds:
             preds[rtype] = relation_predicate(mem, rtype, namespace=namespace)
-    pg = pages(mem, namespace)
-    ids = {k: v[0] for k, v in pg.ids([_key(n) for s, d, _ in parsed for n in (s, d)]).items()}
+    pairs = entity_ids(mem, [n for s, d, _ in parsed for n in (s, d)], namespace)
+    ids = {k: v[0] for k, v in pairs.items()}
     # one read: the relations already there, and which ends have a type
-    rows = pg.facts_of(list(ids.values()), [*preds.values(), ENTITY_TYPE]) if ids else []
+    rows = own_facts(mem, ids.values(), [*dict.fromkeys(preds.values()), ENTITY_TYPE], namespace)
     have = {(r["s"], r["p"], r["o"]) for r in rows}
     typed = {r["s"] for r in rows if r["p"] == ENTITY_TYPE}
     items: list[dict[str, Any]] = []
@@ -356,17 +390,17 @@ def add_observations(
             raise ValidationError(f"observation {i}: expected an object", index=i)
         name = names.clean_name(raw.get("entityName"), field="entityName")
         contents = [
-            names.clean_name(c, field="contents") for c in _strings(raw.get("contents"), "contents")
+            names.clean_value(c, field="contents")
+            for c in _strings(raw.get("contents"), "contents")
         ]
         parsed.append((name, contents))
-    pg = pages(mem, namespace)
-    ids = {k: v[0] for k, v in pg.ids([_key(n) for n, _ in parsed]).items()}
-    rows = pg.facts_of(list(ids.values()), [OBSERVATION, ENTITY_TYPE]) if ids else []
+    ids = {k: v[0] for k, v in entity_ids(mem, [n for n, _ in parsed], namespace).items()}
+    rows = own_facts(mem, ids.values(), [OBSERVATION, ENTITY_TYPE], namespace)
     have: dict[str, set[str]] = {}
     for r in rows:
         if r["p"] == OBSERVATION:
-            have.setdefault(r["s"], set()).add(_key(r["obj"] or ""))
-    present = present_entities(pg, ids.values(), {r["s"] for r in rows})
+            have.setdefault(r["s"], set()).add(r["obj"] or "")
+    present = present_entities(pages(mem, namespace), ids.values(), {r["s"] for r in rows})
     for name, _ in parsed:
         if ids.get(_key(name)) not in present:
             raise NotFound(f"Entity with name {name} not found", name=name[:80])
@@ -376,8 +410,8 @@ def add_observations(
         known = have.setdefault(ids[_key(name)], set())
         added = []
         for text in contents:
-            if _key(text) not in known:
-                known.add(_key(text))
+            if text not in known:
+                known.add(text)
                 added.append(text)
                 items.append({"subject": name, "predicate": OBSERVATION, "object": text})
         results.append({"entityName": name, "addedObservations": added})
@@ -432,14 +466,14 @@ def delete_observations(
         if not isinstance(raw, Mapping):
             raise ValidationError(f"deletion {i}: expected an object", index=i)
         name = _text(raw.get("entityName"), "entityName")
-        wanted = {_key(o) for o in _strings(raw.get("observations"), "observations")}
+        wanted = set(_strings(raw.get("observations"), "observations"))
         if not name.strip() or _profile_facts(mem, name, namespace) is None:
             missing.append(name)
             continue
 
         def find(n: str = name, w: set[str] = wanted) -> list[Fact]:
             facts = mem.facts(n, OBSERVATION, namespace=namespace)
-            return [f for f in facts if _key(f.object or "") in w]
+            return [f for f in facts if (f.object or "") in w]
 
         count += _retract_until_gone(mem, find, "delete_observations", namespace)
     return {"deletedCount": count, "missingEntities": missing}

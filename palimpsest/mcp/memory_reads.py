@@ -28,6 +28,7 @@ from .memory_graph import (
     _key,
     _kinds,
     _text,
+    entity_ids,
     entity_type,
     pages,
     present_entities,
@@ -38,6 +39,7 @@ _ALL = 1 << 31  # open_nodes shows everything about the entities it is asked for
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from .memory_view import Views
 
 
 def read_graph(
@@ -48,10 +50,12 @@ def read_graph(
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
+    views: Views | None = None,
 ) -> dict[str, Any]:
     """The graph as of now, bounded: a page of entities (best connected first), the
-    relations touching them, and counts of what was left out. Only the page is read."""
-    return _page(mem, "", limit, relation_limit, offset, observation_limit, namespace)
+    relations touching them, and counts of what was left out. Only the page is read
+    (or it comes from `views`, the served memory's view of the graph)."""
+    return _page(mem, "", limit, relation_limit, offset, observation_limit, namespace, views)
 
 
 def search_nodes(
@@ -63,11 +67,12 @@ def search_nodes(
     offset: int = 0,
     observation_limit: int = OBSERVATION_LIMIT,
     namespace: str | None = None,
+    views: Views | None = None,
 ) -> dict[str, Any]:
     """Entities whose name, type or an observation contains `query` (case-insensitive),
     and the relations touching them; bounded like `read_graph`."""
     needle = _text(query, "query").lower()  # empty: everything, as the official server
-    return _page(mem, needle, limit, relation_limit, offset, observation_limit, namespace)
+    return _page(mem, needle, limit, relation_limit, offset, observation_limit, namespace, views)
 
 
 def _page(
@@ -78,8 +83,10 @@ def _page(
     offset: int,
     observation_limit: int,
     namespace: str | None,
+    views: Views | None = None,
 ) -> dict[str, Any]:
-    """A page of the believed graph, chosen and cut by the store (see `GraphPages`)."""
+    """A page of the believed graph, chosen and cut by the store (see `GraphPages`), or
+    by the view of the graph in `views`."""
     bounds = (
         ("limit", limit, 1, MAX_ENTITIES),
         ("relation_limit", relation_limit, 0, MAX_RELATIONS),
@@ -91,6 +98,10 @@ def _page(
             raise ValidationError(f"{field}: an integer >= {low}", field=field)
         if high is not None and value > high:
             raise ValidationError(f"{field}: at most {high}", field=field)
+    view = views.get(mem, namespace) if views is not None else None
+    if view is not None:
+        got = view.page(needle, offset, limit, relation_limit, observation_limit)
+        return _shaped(got["entities"], got["relations"], got["omitted"], offset)
     kinds = _kinds(mem, namespace)
     values = [p for p, k in kinds.items() if k == "value" and p not in COMPAT_PREDICATES]
     pg = pages(mem, namespace)
@@ -121,36 +132,51 @@ def _page(
     # the whole graph's relations for read_graph; for a search, those touching the page
     of = touching if needle else ends // 2
     hidden = sum(counts.values()) - sum(len(e["observations"]) for e in entities)
+    omitted = {
+        "entities": total - len(entities),
+        "relations": of - len(relations),
+        "observations": hidden,
+    }
+    return _shaped(entities, relations, omitted, offset)
+
+
+def _shaped(
+    entities: list[dict[str, Any]],
+    relations: list[dict[str, str]],
+    omitted: dict[str, int],
+    offset: int,
+) -> dict[str, Any]:
+    """The official shape when nothing was left out; else with `omitted` and a summary."""
+    if not any(omitted.values()):
+        return {"entities": entities, "relations": relations}
+    left, cut, hidden = omitted["entities"], omitted["relations"], omitted["observations"]
     summary = (
-        f"{len(entities)} of {total} entities (from {offset}), {len(relations)} of {of} relations"
+        f"{len(entities)} of {len(entities) + left} entities (from {offset}),"
+        f" {len(relations)} of {len(relations) + cut} relations"
     )
     if hidden:
         summary += f", {hidden} observations left out (open_nodes shows them all)"
-    if total - len(entities) or of - len(relations):
+    if left or cut:
         summary += "; narrow with search_nodes or open_nodes, or page with offset"
-    if not (total - len(entities) or of - len(relations) or hidden):
-        return {"entities": entities, "relations": relations}  # the official shape, all of it
-    return {
-        "entities": entities,
-        "relations": relations,
-        "omitted": {
-            "entities": total - len(entities),
-            "relations": of - len(relations),
-            "observations": hidden,
-        },
-        "summary": summary,
-    }
+    return {"entities": entities, "relations": relations, "omitted": omitted, "summary": summary}
 
 
 def open_nodes(
-    mem: Memory, entity_names: Sequence[str], *, namespace: str | None = None
+    mem: Memory,
+    entity_names: Sequence[str],
+    *,
+    namespace: str | None = None,
+    views: Views | None = None,
 ) -> dict[str, Any]:
     """The named entities and every relation touching them (names not in the graph are
     skipped), in a few reads for the whole list."""
     wanted = [_text(raw, "names") for raw in entity_names]
     pg = pages(mem, namespace)
-    found = pg.ids([_key(n) for n in wanted if n.strip()])
+    found = entity_ids(mem, [n for n in wanted if n.strip()], namespace)
     order = list(dict.fromkeys(found[k] for n in wanted if (k := _key(n)) in found))
+    view = views.get(mem, namespace) if views is not None else None
+    if view is not None:
+        return view.open([i for i, _ in order])
     types = pg.own_first([i for i, _ in order], ENTITY_TYPE) if order else {}
     present = present_entities(pg, (i for i, _ in order), set(types))
     shown = [(i, name) for i, name in order if i in present]

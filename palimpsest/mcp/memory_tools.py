@@ -13,15 +13,15 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from . import memory_compat as compat
+from .protocol import Result, Tools
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from .memory_view import Views
 
 
 class Entity(TypedDict):
@@ -86,36 +86,37 @@ ObservationLimit = Annotated[
 Offset = Annotated[int, Field(ge=0, description="Skip this many entities.")]
 
 
-def ok(data: dict[str, Any], text: str | None = None) -> CallToolResult:
+def ok(data: dict[str, Any], text: str | None = None) -> Result:
     """A successful result: `data` as structured content, `text` (default: its JSON) for reading."""
-    body = text if text is not None else json.dumps(data, ensure_ascii=False)
-    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=data)
+    return Result(text if text is not None else json.dumps(data, ensure_ascii=False), data)
 
 
 def register(
-    server: MCPServer[Any],
+    server: Tools,
     mem: Memory,
-    call: Callable[[Callable[[], CallToolResult]], CallToolResult],
+    call: Callable[..., Result],
+    views: Views,
 ) -> None:
-    """The official memory server's tools (same names and input shapes)."""
+    """The official memory server's tools (same names and input shapes). `call` runs a
+    tool (`reads=True`: one that writes nothing); the reads answer from `views`."""
 
     @server.tool()
-    def create_entities(entities: list[Entity]) -> CallToolResult:
+    def create_entities(entities: list[Entity]) -> Result:
         """Create multiple new entities in the knowledge graph"""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             made = compat.create_entities(mem, [dict(e) for e in entities])
             return ok({"entities": made}, json.dumps(made, indent=2, ensure_ascii=False))
 
         return call(run)
 
     @server.tool()
-    def create_relations(relations: list[Relation]) -> CallToolResult:
+    def create_relations(relations: list[Relation]) -> Result:
         """Create multiple new relations between entities in the knowledge graph. Relations
         should be in active voice. Types are kept as sent; an end not in the graph yet is
         created (listed in createdEntities)."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             created: list[str] = []
             made = compat.create_relations(mem, [dict(r) for r in relations], created=created)
             data: dict[str, Any] = {"relations": made}
@@ -126,10 +127,10 @@ def register(
         return call(run)
 
     @server.tool()
-    def add_observations(observations: list[ObservationAddition]) -> CallToolResult:
+    def add_observations(observations: list[ObservationAddition]) -> Result:
         """Add new observations to existing entities in the knowledge graph"""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             added = compat.add_observations(mem, [dict(o) for o in observations])
             return ok({"results": added}, json.dumps(added, indent=2, ensure_ascii=False))
 
@@ -138,12 +139,12 @@ def register(
     @server.tool()
     def delete_entities(
         entityNames: Annotated[list[str], Field(description="An array of entity names to delete")],
-    ) -> CallToolResult:
+    ) -> Result:
         """Delete multiple entities and their associated relations from the knowledge graph.
         (Palimpsest retracts them: gone from now on, kept in history; erase is the privacy
         verb.)"""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             r = compat.delete_entities(mem, entityNames)
             message = (
                 "Entities deleted successfully"
@@ -156,11 +157,11 @@ def register(
         return call(run)
 
     @server.tool()
-    def delete_observations(deletions: list[ObservationDeletion]) -> CallToolResult:
+    def delete_observations(deletions: list[ObservationDeletion]) -> Result:
         """Delete specific observations from entities in the knowledge graph. (Palimpsest
         retracts them: gone from now on, kept in history.)"""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             r = compat.delete_observations(mem, [dict(d) for d in deletions])
             requested = sum(len(d["observations"]) for d in deletions)
             message = (
@@ -180,11 +181,11 @@ def register(
     @server.tool()
     def delete_relations(
         relations: Annotated[list[Relation], Field(description="An array of relations to delete")],
-    ) -> CallToolResult:
+    ) -> Result:
         """Delete multiple relations from the knowledge graph. (Palimpsest retracts them: gone
         from now on, kept in history.)"""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             n = compat.delete_relations(mem, [dict(r) for r in relations])["deletedCount"]
             message = (
                 "Relations deleted successfully"
@@ -201,7 +202,7 @@ def register(
         relation_limit: RelationLimit = compat.MAX_RELATIONS,
         offset: Offset = 0,
         observation_limit: ObservationLimit = compat.OBSERVATION_LIMIT,
-    ) -> CallToolResult:
+    ) -> Result:
         """Read the entire knowledge graph (as of now). Up to 10000 entities (limit: 10000
         at most), 50000 relations and 1000 observations per entity it is all of it; a larger
         graph comes back a page at a time, best connected first, with `omitted` counts and
@@ -214,8 +215,10 @@ def register(
                     relation_limit=relation_limit,
                     offset=offset,
                     observation_limit=observation_limit,
+                    views=views,
                 )
-            )
+            ),
+            reads=True,
         )
 
     @server.tool()
@@ -230,19 +233,24 @@ def register(
         ],
         limit: EntityLimit = compat.MAX_ENTITIES,
         offset: Offset = 0,
-    ) -> CallToolResult:
+    ) -> Result:
         """Search for nodes in the knowledge graph based on a query: every entity whose
         name, type or an observation contains it (case-insensitive), and the relations
         touching them. Bounded like read_graph (10000 entities), beyond which it pages."""
-        return call(lambda: _graph(compat.search_nodes(mem, query, limit=limit, offset=offset)))
+        return call(
+            lambda: _graph(
+                compat.search_nodes(mem, query, limit=limit, offset=offset, views=views)
+            ),
+            reads=True,
+        )
 
     @server.tool()
     def open_nodes(
         names: Annotated[list[str], Field(description="An array of entity names to retrieve")],
-    ) -> CallToolResult:
+    ) -> Result:
         """Open specific nodes in the knowledge graph by their names"""
-        return call(lambda: _graph(compat.open_nodes(mem, names)))
+        return call(lambda: _graph(compat.open_nodes(mem, names, views=views)), reads=True)
 
 
-def _graph(data: dict[str, Any]) -> CallToolResult:
+def _graph(data: dict[str, Any]) -> Result:
     return ok(data, json.dumps(data, indent=2, ensure_ascii=False))

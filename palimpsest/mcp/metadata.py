@@ -1,6 +1,6 @@
 """What `tools/list` says about each tool: title, hints, inline input and output schemas.
 
-    >>> server = Server("palimpsest", version="0.1.0")   # an MCPServer that lists tools so
+    >>> tools = Tools(describe=described)      # tools/list shows what this module adds
     >>> inline({"$defs": {"A": {"type": "string"}}, "$ref": "#/$defs/A"})
     {'type': 'string'}
 
@@ -12,10 +12,6 @@ memory server's tools carry its titles and hints; each tool has an output schema
 from __future__ import annotations
 
 from typing import Any
-
-from mcp.server.mcpserver import MCPServer
-from mcp.types import Tool as MCPTool
-from mcp.types import ToolAnnotations
 
 from ..models import ConsolidationReport, EntityProfile, Episode, Fact, Hit, Tombstone
 
@@ -168,32 +164,22 @@ _TOOLS: dict[str, tuple[str, bool, bool, bool, Any]] = {
 }
 
 
-def hints(name: str) -> ToolAnnotations:
+def hints(name: str) -> dict[str, Any]:
     """The hints a host reads before calling `name` (every tool is closed-world)."""
     title, read_only, idempotent, destructive, _ = _TOOLS[name]
-    return ToolAnnotations(
-        title=title,
-        read_only_hint=read_only,
-        idempotent_hint=idempotent,
-        destructive_hint=destructive,
-        open_world_hint=False,
-    )
+    return {
+        "title": title,
+        "readOnlyHint": read_only,
+        "idempotentHint": idempotent,
+        "destructiveHint": destructive,
+        "openWorldHint": False,
+    }
 
 
-class Server(MCPServer[Any]):
-    """An MCPServer whose `tools/list` carries titles, hints and inline schemas."""
-
-    _listed: list[MCPTool] | None = None
-
-    async def list_tools(self) -> list[MCPTool]:
-        if self._listed is None:  # the tools are fixed once the server is built
-            self._listed = [self._described(t) for t in await super().list_tools()]
-        return self._listed
-
-    @staticmethod
-    def _described(tool: MCPTool) -> MCPTool:
-        known = _TOOLS.get(tool.name)
-        update: dict[str, Any] = {"input_schema": inline(tool.input_schema)}
-        if known is not None:
-            update.update(title=known[0], annotations=hints(tool.name), output_schema=known[4]())
-        return tool.model_copy(update=update)
+def described(tool: dict[str, Any]) -> dict[str, Any]:
+    """A `tools/list` entry with its title, hints and output schema, every schema inline."""
+    out = {**tool, "inputSchema": inline(tool["inputSchema"])}
+    known = _TOOLS.get(tool["name"])
+    if known is not None:
+        out.update(title=known[0], annotations=hints(tool["name"]), outputSchema=known[4]())
+    return out

@@ -16,8 +16,9 @@ Every result is a JSON object, as structured content and as text (the
 memory-server deletes answer with a sentence, as that server does). Engine
 errors come back as tool errors reading `error [<code>]: <message>`; the
 server keeps running. Lists that can grow with the memory are bounded and
-say how much they left out. Only `palimpsest mcp` imports this module (and
-with it the `mcp` SDK), so other commands never pay for it.
+say how much they left out. Only `palimpsest mcp` imports this module. The
+memory is opened on a thread while the host's `initialize` and `tools/list` are
+answered (`protocol.run_stdio`); the first call waits for it.
 """
 
 from __future__ import annotations
@@ -26,16 +27,16 @@ import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from ..errors import PalimpsestError, ValidationError
 from . import memory_tools
 from .memory_tools import ok as _ok
-from .metadata import Server
+from .memory_view import Views
+from .metadata import described
+from .protocol import Result, Tools, run_stdio
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -77,10 +78,10 @@ def _dump(value: Any) -> Any:
     return value
 
 
-def _error(e: PalimpsestError) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"error [{e.code}]: {e.message}")],
-        structured_content={"error": {"code": e.code, "message": e.message}},
+def _error(e: PalimpsestError) -> Result:
+    return Result(
+        f"error [{e.code}]: {e.message}",
+        {"error": {"code": e.code, "message": e.message}},
         is_error=True,
     )
 
@@ -99,21 +100,21 @@ def _since_always(value: str | None) -> Any:
 
 
 # --- the server -------------------------------------------------------------------------------
-def build_server(mem: Memory) -> MCPServer[Any]:
-    """An MCP server (not yet running) whose tools act on `mem`, one call at a time."""
-    from .. import __version__
+def build_server(mem: Memory) -> Tools:
+    """The tools (not yet served) acting on `mem`, one call at a time."""
+    server = Tools(describe=described)
+    lock = threading.Lock()  # one call at a time: the engine wants one writer
+    views = Views()  # the memory server's graph, for its reads; any other call may write
 
-    server: MCPServer[Any] = Server(
-        "palimpsest", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
-    )
-    lock = threading.Lock()  # sync tools run on worker threads; the engine wants one writer
-
-    def call(fn: Callable[[], CallToolResult]) -> CallToolResult:
+    def call(fn: Callable[[], Result], *, reads: bool = False) -> Result:
         with lock:
             try:
                 return fn()
             except PalimpsestError as e:
                 return _error(e)
+            finally:
+                if not reads:
+                    views.forget()
 
     # --- engine verbs --------------------------------------------------------------------------
     @server.tool()
@@ -124,7 +125,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         occurred_at: Time = None,
         session: str | None = None,
         source: str | None = None,
-    ) -> CallToolResult:
+    ) -> Result:
         """Store one memory as it arrived (a conversation turn, a document passage) and the
         facts read from it. Idempotent: the same episode twice is one episode. Facts from
         non-user authors are quarantined until corroborated."""
@@ -160,7 +161,7 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         author_kind: Literal["user", "agent", "tool", "document", "third_party"] = "user",
         evidence: list[str] | None = None,
         occurred_at: Time = None,
-    ) -> CallToolResult:
+    ) -> Result:
         """Record that subject-predicate-object holds over [valid_from, valid_to). A newer
         belief covers an older one without deleting it. Returns the fact; its `id` is what
         retract and erase take."""
@@ -190,12 +191,12 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         at: Annotated[
             str | None, Field(description="When it stopped holding (default: now).")
         ] = None,
-    ) -> CallToolResult:
+    ) -> Result:
         """Record "no longer": what holds at `at` stops holding from then. For a one-valued
         predicate, leave `object` out to end whatever holds. `applied` says whether anything
         ended."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             from ..memory import UNSET
 
             return _ok(
@@ -205,13 +206,13 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         return call(run)
 
     @server.tool()
-    def retract(fact_id: str, reason: str | None = None) -> CallToolResult:
+    def retract(fact_id: str, reason: str | None = None) -> Result:
         """Withdraw an assertion from now on (a correction). Views known before now still
         see it and history keeps it; use erase for privacy deletion."""
         return call(lambda: _ok(_dump(mem.retract(fact_id, reason=reason))))
 
     @server.tool()
-    def erase(id: str, reason: str | None = None) -> CallToolResult:
+    def erase(id: str, reason: str | None = None) -> Result:
         """Privacy deletion of a fact (by its id) or an episode: gone from every view at every
         known-at time; only a content-free tombstone remains. Cannot be undone."""
         return call(lambda: _ok({"tombstones": _dump(mem.erase(id, reason=reason))}))
@@ -225,11 +226,11 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         known_at: KnownAt = None,
         include_quarantined: bool = False,
         limit: Limit = 100,
-    ) -> CallToolResult:
+    ) -> Result:
         """What was true at valid_at, as believed at known_at (both default to now), filtered
         by subject, predicate and object."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             found = mem.facts(
                 subject,
                 predicate,
@@ -245,18 +246,18 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         return call(run)
 
     @server.tool()
-    def history(subject: str, predicate: str | None = None, limit: Limit = 200) -> CallToolResult:
+    def history(subject: str, predicate: str | None = None, limit: Limit = 200) -> Result:
         """Every version ever believed about the subject (and predicate): current, ended,
         superseded, retracted, and tombstones of erased facts, with both time windows."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             shown, left = _bounded(mem.history(subject, predicate), limit)
             return _ok({"facts": shown, "omitted": left})
 
         return call(run)
 
     @server.tool()
-    def entity(name: str, valid_at: ValidAt = None, known_at: KnownAt = None) -> CallToolResult:
+    def entity(name: str, valid_at: ValidAt = None, known_at: KnownAt = None) -> Result:
         """An entity's profile as of (valid_at, known_at): facts about it and facts pointing
         at it."""
         return call(lambda: _ok(_dump(mem.entity(name, valid_at=valid_at, known_at=known_at))))
@@ -269,11 +270,11 @@ def build_server(mem: Memory) -> MCPServer[Any]:
             list[str] | None, Field(description="Only facts about these subjects.")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=5000, description="At most this many facts.")] = 200,
-    ) -> CallToolResult:
+    ) -> Result:
         """The world model believed at known_at for valid_at: every fact, grouped by subject;
         bounded, with the number of facts left out."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             snap = mem.snapshot(valid_at=valid_at, known_at=known_at, entities=entities)
             data = snap.model_dump(mode="json", exclude={"entities"})
             groups, room = [], limit
@@ -296,11 +297,11 @@ def build_server(mem: Memory) -> MCPServer[Any]:
         limit: Annotated[
             int, Field(ge=1, le=5000, description="At most this many per list.")
         ] = 100,
-    ) -> CallToolResult:
+    ) -> Result:
         """What started or ended (valid time) and was learned or revised (transaction time)
         in [since, until)."""
 
-        def run() -> CallToolResult:
+        def run() -> Result:
             c = mem.changes(since, until, known_at=known_at)
             data = c.model_dump(mode="json", include={"since", "until", "known_at"})
             omitted = {}
@@ -324,19 +325,19 @@ def build_server(mem: Memory) -> MCPServer[Any]:
             float | None,
             Field(ge=0.0, le=1.0, description="Near-duplicate demotion 0..1 (default 0.8)."),
         ] = None,
-    ) -> CallToolResult:
+    ) -> Result:
         """The k memories (episodes, facts) most relevant to the query, with provenance; an
         empty list when nothing is relevant enough (abstention beats guessing)."""
         ask = partial(mem.recall, query, k=k, valid_at=valid_at, known_at=known_at)
         return call(lambda: _ok({"hits": _dump(ask(min_score=min_score, diversity=diversity))}))
 
     @server.tool()
-    def consolidate(dry_run: bool = False) -> CallToolResult:
+    def consolidate(dry_run: bool = False) -> Result:
         """The nightly job: promote corroborated quarantined facts, reject contradicted ones;
         every change with its reason. dry_run shows without changing."""
         return call(lambda: _ok(_dump(mem.consolidate(dry_run=dry_run))))
 
-    memory_tools.register(server, mem, call)
+    memory_tools.register(server, mem, call, views)
     return server
 
 
@@ -350,13 +351,74 @@ def serve(
 
     >>> serve("palimpsest-data", models=False)   # no spaCy, no MiniLM: words-only recall
     """
-    from ..memory import Memory
+    from .. import __version__
 
     if not isinstance(models, bool):
         raise ValidationError("models: true or false", field="models")
-    if models:
-        mem = Memory.open(path, namespace=namespace)
-    else:
-        mem = Memory.open(path, namespace=namespace, extractor=None, embedder=None)
-    with mem:
-        build_server(mem).run("stdio")
+    _remember_missing_modules()
+    mem = _Opening(path, namespace, models)
+    try:
+        run_stdio(
+            build_server(cast("Memory", mem)),
+            name="palimpsest",
+            version=__version__,
+            instructions=_INSTRUCTIONS,
+        )
+    finally:
+        mem.close()
+
+
+def _remember_missing_modules(names: Sequence[str] = ("pandas", "polars")) -> None:
+    """Kùzu's binding asks `importlib.util.find_spec` for pandas and polars on every
+    query with parameters: when they are not installed that searches sys.path each time
+    (~1-4 ms a query, 10-15% of a 100-entity write). This process (and only this one:
+    `serve` owns it) remembers that they are missing."""
+    import importlib.util
+
+    find = importlib.util.find_spec
+    missing = frozenset(n for n in names if find(n) is None)
+
+    def find_spec(name: str, package: str | None = None) -> Any:
+        return None if name in missing else find(name, package)
+
+    importlib.util.find_spec = find_spec
+
+
+class _Opening:
+    """The memory, opened on a thread of its own from the start, so the host's
+    `initialize` and `tools/list` are answered meanwhile; the first tool call waits
+    for it (and meets the error, if opening failed)."""
+
+    def __init__(self, path: str | Path, namespace: str, models: bool) -> None:
+        self._mem: Memory | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._open, args=(path, namespace, models), name="open-memory", daemon=True
+        )
+        self._thread.start()
+
+    def _open(self, path: str | Path, namespace: str, models: bool) -> None:
+        from ..memory import Memory
+
+        try:
+            if models:
+                self._mem = Memory.open(path, namespace=namespace)
+            else:
+                self._mem = Memory.open(path, namespace=namespace, extractor=None, embedder=None)
+        except BaseException as e:  # raised again by every use
+            self._error = e
+
+    def _opened(self) -> Memory:
+        self._thread.join()
+        if self._mem is None:
+            assert self._error is not None
+            raise self._error
+        return self._mem
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._opened(), name)
+
+    def close(self) -> None:
+        self._thread.join()
+        if self._mem is not None:
+            self._mem.close()
