@@ -16,7 +16,7 @@ import httpx
 from palimpsest import Memory
 from palimpsest.api.tokens import create_token
 
-STARTUP_S = 60.0
+STARTUP_S = 180.0  # `serve` loads spaCy and MiniLM before it answers: slow on a shared CPU
 SHUTDOWN_S = 30.0
 
 

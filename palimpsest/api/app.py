@@ -70,6 +70,7 @@ class ServerState:
     def open(self) -> None:
         from ..memory import Memory
 
+        self._resolve_models()
         self._memory = Memory.open(
             self.memory_path,
             clock=self.clock,
@@ -77,6 +78,25 @@ class ServerState:
             extractor=self.extractor,
             embedder=self.embedder,
         )
+
+    def _resolve_models(self) -> None:
+        # built here rather than by Memory.open, so `warm` can reach them
+        if self.extractor == "spacy":
+            from ..extraction import SpacyExtractor
+
+            self.extractor = SpacyExtractor()
+        if self.embedder == "minilm":
+            from ..recall import SentenceTransformerEmbedder
+
+            self.embedder = SentenceTransformerEmbedder()
+
+    def warm(self) -> None:
+        """Load spaCy and MiniLM now (seconds each), so no request pays for them: the
+        first `remember` or `recall` would otherwise wait past a client's time-out."""
+        if self.extractor is not None and not isinstance(self.extractor, str):
+            self.extractor.extract("Warm up.", occurred_at=utcnow())
+        if self.embedder is not None and not isinstance(self.embedder, str):
+            self.embedder.embed(["warm up"])
 
     def close(self) -> None:
         mem, self._memory = self._memory, None
@@ -96,6 +116,7 @@ def create_app(
     consolidation: Schedule | None = None,
     schedule_sleep: Sleep | None = None,
     address: tuple[str, int] | None = None,
+    warm: bool = True,
 ) -> FastAPI:
     """The HTTP server over the memory at `memory_path`.
 
@@ -108,7 +129,9 @@ def create_app(
     `consolidation` runs `Memory.consolidate` daily at its time of day while
     the app is up (`schedule_sleep` replaces `asyncio.sleep` in tests; the
     schedule reads `clock`). `address` (host, port) is recorded in the memory
-    directory while serving, so the CLI can name the server holding it.
+    directory while serving, so the CLI can name the server holding it. With
+    `warm` (the default) the models load during startup, before the first request
+    is answered (uvicorn opens its port after the lifespan has started).
     """
     ns = names.check_namespace(default_namespace)
     tokens = None
@@ -139,6 +162,8 @@ def create_app(
         state.open()
         task = None
         try:
+            if warm:
+                await asyncio.to_thread(state.warm)
             if address is not None:
                 write_address(state.memory_path, *address)
             if state.consolidator is not None:

@@ -29,9 +29,6 @@ from ..models import (
 )
 from .schemas import (
     MAX_BATCH,
-    NAME_SHAPE,
-    PREDICATE_SHAPE,
-    TEXT_SHAPE,
     AssertBatch,
     AssertRequest,
     ConsolidationStatus,
@@ -45,30 +42,36 @@ from .schemas import (
     RetractRequest,
 )
 from .security import Reader, Writer
+from .shapes import QUERY_SHAPE, SHAPES, check_name, check_predicate, check_time, enforced
 
 router = APIRouter(prefix="/v1")
 
 MAX_LIMIT = 1000
 MAX_OFFSET = 1_000_000
 
-# `format` documents the expected shape without enforcing it here: the engine
-# refuses a bad time with its own code (naive_datetime, invalid_time).
-_TIME_SHAPE = {"format": "date-time"}
 ValidAt = Annotated[
     str | None,
     Query(
-        description="What was true at this time (ISO-8601 with a timezone; default now).",
-        max_length=64,
-        json_schema_extra=_TIME_SHAPE,
+        description="What was true at this time (RFC 3339 with a timezone; default now).",
+        json_schema_extra=SHAPES[check_time],
     ),
+    enforced(check_time, "valid_at"),
 ]
 KnownAt = Annotated[
     str | None,
     Query(
         description="As the memory believed it at this time (default now).",
-        max_length=64,
-        json_schema_extra=_TIME_SHAPE,
+        json_schema_extra=SHAPES[check_time],
     ),
+    enforced(check_time, "known_at"),
+]
+NAME_QUERY: dict[str, Any] = {"max_length": 512, "json_schema_extra": SHAPES[check_name]}
+Subject = Annotated[str, Query(**NAME_QUERY), enforced(check_name, "subject")]
+ObjectName = Annotated[str | None, Query(**NAME_QUERY), enforced(check_name, "object")]
+PredicateQuery = Annotated[
+    str | None,
+    Query(max_length=64, json_schema_extra=SHAPES[check_predicate]),
+    enforced(check_predicate, "predicate"),
 ]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip.")]
@@ -180,11 +183,9 @@ def erase(
 @router.get("/facts", response_model=Page[Fact], tags=["facts"])
 def facts(
     access: Reader,
-    subject: Annotated[str | None, Query(max_length=512, json_schema_extra=NAME_SHAPE)] = None,
-    predicate: Annotated[
-        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
-    ] = None,
-    object: Annotated[str | None, Query(max_length=512, json_schema_extra=NAME_SHAPE)] = None,
+    subject: Annotated[str | None, Query(**NAME_QUERY), enforced(check_name, "subject")] = None,
+    predicate: PredicateQuery = None,
+    object: ObjectName = None,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
     include_quarantined: bool = False,
@@ -208,10 +209,8 @@ def facts(
 @router.get("/history", response_model=list[Fact], tags=["facts"])
 def history(
     access: Reader,
-    subject: Annotated[str, Query(max_length=512, json_schema_extra=NAME_SHAPE)],
-    predicate: Annotated[
-        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
-    ] = None,
+    subject: Subject,
+    predicate: PredicateQuery = None,
 ) -> list[Fact]:
     """Every version ever believed for the subject (and predicate), with tombstones."""
     return access.memory.history(subject, predicate, namespace=access.namespace)
@@ -227,7 +226,11 @@ def entities(access: Reader, limit: Limit = 100, offset: Offset = 0) -> dict[str
 
 @router.get("/entities/{name:path}", response_model=EntityProfile, tags=["entities"])
 def entity(
-    name: Annotated[str, Path(max_length=512, json_schema_extra=NAME_SHAPE)],
+    name: Annotated[
+        str,
+        Path(max_length=512, json_schema_extra=SHAPES[check_name]),
+        enforced(check_name, "name"),
+    ],
     access: Reader,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
@@ -247,7 +250,11 @@ def predicates(access: Reader) -> list[Predicate]:
 
 @router.put("/predicates/{name}", response_model=Predicate, tags=["predicates"])
 def define_predicate(
-    name: Annotated[str, Path(max_length=200, json_schema_extra=PREDICATE_SHAPE)],
+    name: Annotated[
+        str,
+        Path(max_length=64, json_schema_extra=SHAPES[check_predicate]),
+        enforced(check_predicate, "name"),
+    ],
     body: PredicateRequest,
     access: Writer,
 ) -> Predicate:
@@ -297,11 +304,11 @@ def snapshot(
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
     entity: Annotated[
-        list[str] | None,
+        list[Annotated[str, enforced(check_name, "entity")]] | None,
         Query(
             description="Only these subjects (repeatable).",
             max_length=200,
-            json_schema_extra={"items": {"type": "string", **NAME_SHAPE}},
+            json_schema_extra={"items": {"type": "string", **SHAPES[check_name]}},
         ),
     ] = None,
     format: Annotated[
@@ -321,11 +328,18 @@ def snapshot(
 def changes(
     access: Reader,
     since: Annotated[
-        str, Query(max_length=64, description="Start (inclusive).", json_schema_extra=_TIME_SHAPE)
+        str,
+        Query(description="Start (inclusive).", json_schema_extra=SHAPES[check_time]),
+        enforced(check_time, "since"),
     ],
     until: Annotated[
         str | None,
-        Query(max_length=64, description="End (exclusive).", json_schema_extra=_TIME_SHAPE),
+        Query(
+            description="End (exclusive; default now). It must come after `since`: "
+            "`invalid_window` otherwise.",
+            json_schema_extra=SHAPES[check_time],
+        ),
+        enforced(check_time, "until"),
     ] = None,
     known_at: KnownAt = None,
 ) -> Changes:
@@ -343,7 +357,7 @@ def recall(
             min_length=1,
             max_length=4000,
             description="What to look for.",
-            json_schema_extra=TEXT_SHAPE,
+            json_schema_extra=QUERY_SHAPE,
         ),
     ],
     k: Annotated[int, Query(ge=1, le=100, description="How many hits at most.")] = 5,

@@ -20,9 +20,9 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from ..models import Entity, Explanation, Hit, Neighbourhood, Timeline
-from .routes import KnownAt, ValidAt
-from .schemas import NAME_SHAPE, PREDICATE_SHAPE, TEXT_SHAPE
+from .routes import NAME_QUERY, KnownAt, PredicateQuery, Subject, ValidAt
 from .security import STATE_TOKEN, Reader
+from .shapes import QUERY_SHAPE, check_name, enforced
 
 router = APIRouter(prefix="/v1")
 
@@ -85,12 +85,8 @@ def search_entities(
     caller: Reader,
     q: Annotated[
         str,
-        Query(
-            min_length=1,
-            max_length=512,
-            description="Part of a name.",
-            json_schema_extra=NAME_SHAPE,
-        ),
+        Query(**NAME_QUERY, min_length=1, description="Part of a name."),
+        enforced(check_name, "q"),
     ],
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> list[Entity]:
@@ -101,10 +97,8 @@ def search_entities(
 @router.get("/timeline", response_model=Timeline, tags=["facts"])
 def timeline(
     caller: Reader,
-    subject: Annotated[str, Query(max_length=512, json_schema_extra=NAME_SHAPE)],
-    predicate: Annotated[
-        str | None, Query(max_length=512, json_schema_extra=PREDICATE_SHAPE)
-    ] = None,
+    subject: Subject,
+    predicate: PredicateQuery = None,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,
 ) -> Timeline:
@@ -128,7 +122,7 @@ def explanation(
 def neighbourhood(
     caller: Reader,
     entity: Annotated[
-        str, Query(max_length=512, json_schema_extra=NAME_SHAPE, description="The centre.")
+        str, Query(**NAME_QUERY, description="The centre."), enforced(check_name, "entity")
     ],
     hops: Annotated[int, Query(ge=1, le=2)] = 1,
     limit: Annotated[int, Query(ge=1, le=500, description="Most nodes returned.")] = 50,
@@ -149,7 +143,7 @@ def neighbourhood(
 @router.get("/recall:explain", response_model=RecallExplanation, tags=["recall"])
 def recall_explain(
     caller: Reader,
-    query: Annotated[str, Query(min_length=1, max_length=4000, json_schema_extra=TEXT_SHAPE)],
+    query: Annotated[str, Query(min_length=1, max_length=4000, json_schema_extra=QUERY_SHAPE)],
     k: Annotated[int, Query(ge=1, le=100)] = 5,
     valid_at: ValidAt = None,
     known_at: KnownAt = None,

@@ -46,13 +46,9 @@ class Merge(BaseModel):
 
 
 class ReviewRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    reason: str = Field(
-        description="Why: kept with the decision.",
-        max_length=2000,
-        json_schema_extra={"minLength": 1},
-    )
+    reason: str = Field(description="Why: kept with the decision.", min_length=1, max_length=2000)
 
 
 @router.get("/quarantine", response_model=Page[QuarantinedFact], tags=["review"])

@@ -1,10 +1,11 @@
 """Request bodies and the few response envelopes the engine's models do not cover.
 
 Responses reuse `palimpsest.models` (Fact, Episode, Snapshot, ...). Times in
-requests are ISO-8601 strings with a timezone, passed to the engine as they
-came, so a naive time is refused by the engine with code `naive_datetime`
-(not by a generic validator). Limits on sizes are the engine's (`too_large`),
-plus a cap on batch lengths here.
+requests are RFC 3339 strings with a timezone, names and predicates have the
+shapes in `shapes`: both stated in the schema and checked here with the
+engine's codes (a naive time is `naive_datetime`). Limits on sizes are the
+engine's (`too_large`), plus a cap on batch lengths here. One rule no JSON
+Schema can state is in the field descriptions: a window ends after it starts.
 """
 
 from __future__ import annotations
@@ -13,51 +14,59 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import _names as names
 from ..models import AuthorKind, Cardinality, ObjectKind
+from .shapes import (
+    SHAPES,
+    check_name,
+    check_plain,
+    check_predicate,
+    check_text,
+    check_time,
+    enforced,
+)
 
 T = TypeVar("T")
 
 MAX_BATCH = 1000
 
+# Each shape is stated in the schema and enforced here (`shapes`), so a client generated
+# from the document sends nothing the server refuses, and the server refuses what it forbids.
 Time = Annotated[
     str,
     Field(
-        description="ISO-8601 time with a timezone, e.g. 2024-06-01T00:00:00Z.",
+        description="RFC 3339 time with a timezone, e.g. 2024-06-01T00:00:00Z.",
         examples=["2024-06-01T00:00:00Z"],
-        json_schema_extra={"format": "date-time"},
-        max_length=64,
+        json_schema_extra=SHAPES[check_time],
     ),
+    enforced(check_time),
 ]
-
-
-# What the engine checks (with its own codes), stated in the schema too, so a client
-# generated from it sends nothing it will refuse: a name has a character that is not a
-# space and none of the control characters the engine refuses (tabs and line breaks
-# become spaces); a predicate folds to snake_case (letters, digits, _; 64 at most).
-_CTRL = "\\x00-\\x08\\x0e-\\x1b\\x7f-\\x84\\x86-\\x9f"
-NAME_SHAPE: dict[str, Any] = {"pattern": f"^[^{_CTRL}]*[^\\s{_CTRL}][^{_CTRL}]*$"}
-PREDICATE_SHAPE: dict[str, Any] = {"pattern": "^\\s*[A-Za-z][A-Za-z0-9_'\\s-]{0,63}$"}
-TEXT_SHAPE: dict[str, Any] = {"pattern": "\\S"}
-Name = Annotated[str, Field(json_schema_extra={"minLength": 1, **NAME_SHAPE})]
-PredicateName = Annotated[str, Field(json_schema_extra={"minLength": 1, **PREDICATE_SHAPE})]
+# an end, with an example after Time's (a window ends after it starts)
+EndTime = Annotated[Time, Field(examples=["2025-01-01T00:00:00Z"])]
+Name = Annotated[str, Field(json_schema_extra=SHAPES[check_name]), enforced(check_name)]
+PredicateName = Annotated[
+    str, Field(json_schema_extra=SHAPES[check_predicate]), enforced(check_predicate)
+]
+Label = Annotated[str, Field(json_schema_extra=SHAPES[check_plain]), enforced(check_plain)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: JSON `false` is not the number 0, nor "1" a number
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RememberRequest(_Body):
-    text: str = Field(
-        description="What was said or read.", json_schema_extra={"minLength": 1, **TEXT_SHAPE}
+    text: Annotated[str, enforced(check_text)] = Field(
+        description="What was said or read.", json_schema_extra=SHAPES[check_text]
     )
-    speaker: str = "user"
+    speaker: Name = "user"
     author_kind: AuthorKind | None = Field(
         None, description="Default: user for the user, else third_party."
     )
     occurred_at: Time | None = Field(None, description="When it was said (default: now).")
-    session: str | None = None
-    source: str | None = None
-    reply_to: str | None = None
+    session: Label | None = None
+    source: Label | None = None
+    reply_to: Label | None = None
     importance: float | None = Field(None, ge=0.0, le=1.0)
     addressee: Name | None = Field(None, description='Who "you" is in the text.')
 
@@ -78,7 +87,11 @@ class AssertRequest(_Body):
         description="Start of validity. Left out: the statement's time (occurred_at, else "
         "now). null: since always.",
     )
-    valid_to: Time | None = Field(None, description="End of validity (exclusive); null: open.")
+    valid_to: EndTime | None = Field(
+        None,
+        description="End of validity (exclusive); null: open. It must come after the start "
+        "(valid_from, else occurred_at, else now): `invalid_window` otherwise.",
+    )
     confidence: float = Field(1.0, ge=0.0, le=1.0)
     author_kind: AuthorKind = "user"
     evidence: list[str] = Field(default_factory=list, description="Supporting episode ids.")
@@ -112,7 +125,7 @@ class EndRequest(_Body):
 
 
 class RetractRequest(_Body):
-    reason: str | None = None
+    reason: str | None = Field(None, max_length=names.MAX_REASON)
 
 
 class PredicateRequest(_Body):
