@@ -62,6 +62,21 @@ RULES: dict[str, Rule] = {
 }
 
 
+DEFAULT = "defaults: + meaning 0.4 / margin 0.2 + dated 0.6"
+
+
+def by_category(ans: list[dict[str, Any]], decide: Rule) -> dict[str, dict[str, float]]:
+    """Recall@5/@10 per LoCoMo category under `decide` (0 when it abstains), and overall."""
+    out: dict[str, dict[str, float]] = {}
+    for cat, label in [*proto.CATEGORIES.items(), (None, "overall")]:
+        rows = [r for r in ans if cat is None or r["cat"] == cat]
+        out[label] = {
+            f"r{k}": round(float(np.mean([r[f"r{k}"] * decide(r) for r in rows])), 4)
+            for k in (5, 10)
+        }
+    return out
+
+
 def collect(keep: Path, extract: bool) -> list[dict[str, Any]]:
     """Per question: its recall@5/@10 at min_score=0 and the decision's evidence."""
     seen: list[Evidence] = []
@@ -133,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         "rules": [],
     }
+    report["by_category"] = by_category(ans, RULES[DEFAULT])
     for name, decide in RULES.items():
         a = [decide(r) for r in ans]
         report["rules"].append(

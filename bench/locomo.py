@@ -10,18 +10,20 @@ Each conversation goes into its own temporary memory: every turn an episode
 `speaker`, `author_kind="user"`; shared images rendered by their caption as
 LoCoMo's own prompts do; read by `palimpsest.transfer.parse_locomo`, the importer
 behind `palimpsest import --format locomo`). The memory's clock stands one day after the last
-session, when LoCoMo's questions are asked. Every question is asked with
+session, when LoCoMo's questions are asked. Every question is asked as a user
+asks it, at the shipped defaults (`mem.recall(q, k=10)`: the decision to answer
+of `recall/_evidence.py`, then the k best), and, beside it and labelled, with
 `mem.recall(q, k=25, min_score=0)`; recall@k is the share of the question's
 evidence turns among the first k episode hits (fact hits, if an extractor is
-on, are skipped). BM25-alone (bm25s) and dense-alone (MiniLM) baselines are
-computed in the same run with the prototype's code (bench/locomo_prototype.py).
+on, take no place here: peers.py counts them). BM25-alone (bm25s) and
+dense-alone (MiniLM) baselines are computed in the same run with the prototype's
+code (bench/locomo_prototype.py).
 
-The floor trade-off asks, through the same memories, the never-mentioned
-questions of bench/data/abstention_locomo.jsonl (20 a conversation) and reports
-per floor: recall@5/@10 under recall's own abstention rule (`ranking.abstain`:
-nothing unless the best hit, episode or fact, reaches the floor; then hits down
-to `RankParams.tail` times it), and the false-memory rate (share of
-never-mentioned questions that get any hit at all).
+The never-mentioned questions of bench/data/abstention_locomo.jsonl (20 a
+conversation) are asked through the same memories at the defaults (the
+false-memory rate: share that get any hit) and at `min_score=0`; beside the
+defaults, a table of plain floors on the best score (the old rule, not what
+recall ships) gives recall@5/@10 and the false-memory rate per floor.
 `--save` writes the tables as bench/results/locomo-<date>.json.
 """
 
@@ -72,6 +74,19 @@ class Answer:
     demoted: int = 0  # near-duplicates recall's diversity demoted in the first 10
 
 
+@dataclass
+class Run:
+    """What `run_engine` measured for one conversation."""
+
+    shipped: list[Answer]  # recall(q, k=10): the defaults a user gets
+    answered: list[bool]  # never-mentioned questions that got any hit at the defaults
+    ranked: list[Answer]  # recall(q, k=25, min_score=0)
+    import_s: float
+    recall_s: float  # mean seconds of a recall at the defaults
+    absent_best: list[float]  # best score of each never-mentioned question at min_score=0
+    other: dict[float, list[Answer]]
+
+
 def run_engine(
     conv: proto.Conversation,
     questions: Sequence[proto.Question],
@@ -80,11 +95,12 @@ def run_engine(
     extract: bool,
     absent: Sequence[str] = (),
     diversities: Sequence[float] = (),
-) -> tuple[list[Answer], float, float, list[float], dict[float, list[Answer]]]:
-    """The answer to each question, import seconds, mean recall seconds, the
-    best hit score of each `absent` (never-mentioned) question, 0 when none, and
-    the answers at each of `diversities` (`recall(diversity=)`), asked first and
-    without recording uses, so each value sees the same memory."""
+) -> Run:
+    """Each question asked at the shipped defaults (`recall(q, k=10)`) and at
+    `min_score=0` (k=25), whether each `absent` (never-mentioned) question got any
+    hit at the defaults and its best score at `min_score=0`, import and recall
+    seconds, and the answers at each of `diversities` (`recall(diversity=)`),
+    asked first and without recording uses, so each value sees the same memory."""
     items = _items(conv)
     now = max(i["occurred_at"] for i in items) + timedelta(days=1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,17 +123,25 @@ def run_engine(
                     other[d].append(Answer(eps, max((h.score for h in hits), default=0.0), demoted))
             del mem._uses.note
             t1 = time.perf_counter()
+            shipped: list[Answer] = []
+            for q in questions:  # as a user asks: the defaults (uses recorded as shipped)
+                hits = mem.recall(q.text, k=10)
+                eps = [(h.source or "", h.score) for h in hits if h.kind == "episode"]
+                shipped.append(Answer(eps, max((h.score for h in hits), default=0.0)))
+            t2 = time.perf_counter()
+            answered = [bool(mem.recall(text, k=5)) for text in absent]
+            mem._uses.note = lambda *a, **kw: None  # type: ignore[method-assign]
             ranked: list[Answer] = []
             for q in questions:
                 hits = mem.recall(q.text, k=25, min_score=0)
                 eps = [(h.source or "", h.score) for h in hits if h.kind == "episode"]
                 ranked.append(Answer(eps, max((h.score for h in hits), default=0.0)))
-            t2 = time.perf_counter()
             best = []
             for text in absent:
                 hits = mem.recall(text, k=5, min_score=0)
                 best.append(max((h.score for h in hits), default=0.0))
-    return ranked, t1 - t0, (t2 - t1) / max(1, len(questions)), best, other
+    lat = (t2 - t1) / max(1, len(questions))
+    return Run(shipped, answered, ranked, t1 - t0, lat, best, other)
 
 
 def _recall_of(answer: Answer, evidence: Sequence[str], k: int, floor: float = 0.0) -> float:
@@ -155,7 +179,7 @@ def _table(title: str, results: dict[str, dict[str, dict[int, float]]]) -> None:
     print("|---|---|" + "---|" * len(cols))
     for name, res in results.items():
         for k in KS:
-            cells = " | ".join(f"{res[c][k]:.3f}" if c in res else "-" for c in cols)
+            cells = " | ".join(f"{res[c][k]:.3f}" if k in res.get(c, {}) else "-" for c in cols)
             print(f"| {name} | {k} | {cells} |")
 
 
@@ -207,27 +231,33 @@ def main(argv: Sequence[str] | None = None) -> None:
         imports, latencies = [], []
         curve_rows: list[tuple[Answer, Sequence[str]]] = []
         absent_best: list[float] = []
+        answered: list[bool] = []
+        shipped_rows: list[tuple[int, dict[int, float]]] = []
         for conv in (c for c in convs if c.conv_id in ids):
             cq = [q for q in qs if q.conv_id == conv.conv_id]
             ca = [a["question"] for a in absent if a["conv_id"] == conv.conv_id]
-            ranked, secs, lat, best, other = run_engine(
+            run = run_engine(
                 conv, cq, embedder, extract=args.extract, absent=ca, diversities=diversities
             )
-            for d, answers in other.items():
+            for d, answers in run.other.items():
                 demoted[d] += sum(a.demoted for a in answers)
                 for q, r in zip(cq, answers, strict=True):
                     div_rows[d].append((q.category, {k: _recall_of(r, q.evidence, k) for k in KS}))
-            imports.append(secs)
-            latencies.append(lat)
-            absent_best += best
-            for q, r in zip(cq, ranked, strict=True):
-                engine_rows.append((q.category, {k: _recall_of(r, q.evidence, k) for k in KS}))
-                curve_rows.append((r, q.evidence))
+            imports.append(run.import_s)
+            latencies.append(run.recall_s)
+            absent_best += run.absent_best
+            answered += run.answered
+            for q, r, r0 in zip(cq, run.shipped, run.ranked, strict=True):
+                at = {k: _recall_of(r, q.evidence, k) for k in (5, 10)}
+                shipped_rows.append((q.category, at))
+                engine_rows.append((q.category, {k: _recall_of(r0, q.evidence, k) for k in KS}))
+                curve_rows.append((r0, q.evidence))
         res = {
             "bm25 (bm25s)": proto.evaluate(proto.m_bm25, qs, bench),
             "dense (MiniLM)": proto.evaluate(proto.m_dense, qs, bench),
             "prototype fused": proto.evaluate(proto.m_fused, qs, bench),
-            "engine Memory.recall": _aggregate(engine_rows),
+            "engine, defaults (recall(q, k=10))": _aggregate(shipped_rows),
+            "engine, min_score=0": _aggregate(engine_rows),
         } | {f"engine diversity={d:g}": _aggregate(rows) for d, rows in div_rows.items()}
         _table(f"{split} ({len(qs)} questions)", res)
         for d, n in demoted.items():
@@ -238,18 +268,28 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"\nimport {np.mean(imports):.1f} s per conversation;"
             f" recall {1000 * np.mean(latencies):.0f} ms per question"
         )
+        fm = float(np.mean(answered)) if answered else 0.0
+        print(f"\ndefaults: {fm:.3f} of {len(answered)} never-mentioned questions get a hit")
         curve = _tradeoff(curve_rows, absent_best, floors) if absent_best else []
         if curve:
-            print(f"\nfloor trade-off ({len(absent_best)} never-mentioned questions):\n")
+            print(
+                f"\nbeside the defaults, a plain floor on the best score (not the shipped"
+                f" decision, `recall/_evidence.py`; {len(absent_best)} never-mentioned):\n"
+            )
             print("| floor | recall@5 | recall@10 | answerable left empty | false memories |")
             print("|---|---|---|---|---|")
             for c in curve:
-                mark = " (default)" if c["floor"] == RankParams().floor else ""
+                mark = " (the default floor, plain)" if c["floor"] == RankParams().floor else ""
                 print(
                     f"| {c['floor']:.2f}{mark} | {c['recall@5']:.3f} | {c['recall@10']:.3f}"
                     f" | {c['empty']:.3f} | {c['false_memory']:.3f} |"
                 )
-        report[split] = {"questions": len(qs), "results": res, "floor_tradeoff": curve}
+        report[split] = {
+            "questions": len(qs),
+            "results": res,
+            "defaults_false_memory": fm,
+            "plain_floor_tradeoff": curve,
+        }
     if args.save:
         out = Path(__file__).resolve().parent / "results"
         out.mkdir(exist_ok=True)

@@ -9,6 +9,7 @@ use the real all-MiniLM-L6-v2 and spaCy parts (module-scoped where possible).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -265,3 +266,31 @@ def test_hit_is_frozen() -> None:
     with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen error type
         h.score = 1.0  # type: ignore[misc]
     assert np.isfinite(h.score)
+
+
+def test_a_named_speaker_own_turns_come_first(tmp_path: Path, clock: Clock) -> None:
+    """ "what did Caroline paint?" prefers Caroline's own turn over Melanie's like one."""
+    with _open(tmp_path / "m", clock) as mem:
+        # every search row holds both names (a turn is indexed with the one before it)
+        for n, (first, second) in enumerate((("Caroline", "Melanie"), ("Melanie", "Caroline"))):
+            at = utc(f"2024-01-0{1 + n}T10:00")
+            mem.remember("Hi! What's new?", speaker=first, session=f"s{n}", occurred_at=at)
+            mem.remember(
+                f"I painted a {('sunset', 'sunrise')[n]} over the lake.",
+                speaker=second,
+                session=f"s{n}",
+                occurred_at=at + timedelta(minutes=1),
+            )
+            mem.remember(
+                "Lovely, see you.", speaker=first, session=f"s{n}",
+                occurred_at=at + timedelta(minutes=2),
+            )  # fmt: skip
+        first = {
+            who: mem.recall(f"what did {who} paint over the lake?", k=2, min_score=0)[0]
+            for who in ("Caroline", "Melanie")
+        }
+        assert first["Caroline"].speaker == "Caroline"
+        assert first["Melanie"].speaker == "Melanie"
+        # a question naming both, or nobody, is not steered by speaker
+        both = mem.recall("what did Caroline and Melanie paint over the lake?", k=2, min_score=0)
+        assert {h.speaker for h in both} == {"Caroline", "Melanie"}

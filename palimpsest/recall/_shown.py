@@ -19,6 +19,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -55,6 +58,18 @@ class Shown:
     def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self._extra += [{k: r.get(k) for k in ("id", *COLUMNS, "occurred_at", "recorded_at")}
                         for r in rows]  # fmt: skip
+
+    def speaker_is(self, name: str) -> npt.NDArray[np.bool_]:
+        """Per row: whether the episode's speaker is `name` (case-insensitive)."""
+        import pyarrow.compute as pc
+
+        want = name.casefold()
+        base = pc.equal(pc.utf8_lower(self._base["speaker"]), want).fill_null(False)
+        extra = [str(r.get("speaker") or "").casefold() == want for r in self._extra]
+        return np.concatenate(
+            [np.asarray(base.to_numpy(zero_copy_only=False), dtype=np.bool_),
+             np.array(extra, dtype=np.bool_)]
+        )  # fmt: skip
 
     def row(self, i: int) -> dict[str, Any]:
         """The episode at index row `i`: id, the shown columns, aware UTC times."""

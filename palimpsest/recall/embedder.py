@@ -25,6 +25,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from ._onnx import OnnxQueries
+
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "Embedder",
@@ -180,6 +182,8 @@ class SentenceTransformerEmbedder:
     The model is loaded on the first ``embed`` call and shared by every instance
     pointing at the same directory (a thread-safe, process-wide singleton), so
     constructing embedders is free and torch is never imported at module import.
+    A few texts at a time (a recall's question) run on onnxruntime once the model's
+    graph is exported and checked against torch (``onnx=False``: always torch).
     """
 
     def __init__(
@@ -190,6 +194,7 @@ class SentenceTransformerEmbedder:
         dim: int = 384,
         batch_size: int = 64,
         device: str = "cpu",
+        onnx: bool = True,
     ) -> None:
         self.name = name
         self.dim = dim
@@ -200,6 +205,8 @@ class SentenceTransformerEmbedder:
         self._identity_lock = threading.Lock()
         self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._use_onnx = onnx
+        self._onnx: OnnxQueries | None = None
 
     @property
     def loaded(self) -> bool:
@@ -271,14 +278,29 @@ class SentenceTransformerEmbedder:
             cached = {t: v for t in texts if (v := self._cache.get(t)) is not None}
         todo = list(dict.fromkeys(t for t in texts if t not in cached))
         if todo:
-            with _one_thread():
-                fresh = self._encode(todo)
+            fresh = self._encode_few(todo)
             with self._cache_lock:
                 for t, v in zip(todo, fresh, strict=True):
                     cached[t] = self._cache[t] = v
                 while len(self._cache) > _QUERY_CACHE:
                     self._cache.popitem(last=False)
         return np.stack([cached[t] for t in texts]).astype(np.float32, copy=False)
+
+    def _encode_few(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """A few texts: by onnxruntime once its graph of this model is exported and
+        checked (`_onnx.py`: the same vectors, about 3x faster on a question), else torch."""
+        if self._use_onnx:
+            model = _load_sentence_transformer(self.model_path, self._device)
+            if self._onnx is None:
+                self._onnx = OnnxQueries(self.model_path, self._digest())
+            got = self._onnx.encode(model.tokenizer, texts, model.max_seq_length, self._torch_few)
+            if got is not None:
+                return got
+        return self._torch_few(texts)
+
+    def _torch_few(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with _one_thread():
+            return self._encode(texts)
 
     def _encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         model = _load_sentence_transformer(self.model_path, self._device)
