@@ -127,13 +127,27 @@ class ComposedEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
+T0 = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+def _turns(all_texts: list[str], start: int, size: int) -> list[dict[str, Any]]:
+    """One `remember_many` batch: a minute apart, 20 turns a session."""
+    return [
+        {
+            "text": t,
+            "occurred_at": T0 + timedelta(minutes=start + i),
+            "session": f"s{(start + i) // 20}",
+        }
+        for i, t in enumerate(all_texts[start : start + size])
+    ]
+
+
 def build_real(path: Path, n: int, stages: list[int]) -> float:
     """The default build: N episodes through `remember_many` with extraction on and
     MiniLM loaded (episode vectors at remember, names and statements by the worker,
     drained before the memory is kept). At each of `stages` the memory is closed and
     copied to its own cache; directories are renamed into place only when complete."""
     rng = random.Random(7)
-    t0 = datetime(2023, 1, 1, tzinfo=UTC)
     tmp = path.with_name(path.name + ".building")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -142,16 +156,7 @@ def build_real(path: Path, n: int, stages: list[int]) -> float:
     mem = Memory.open(tmp)
     try:
         for start in range(0, n, REAL_BATCH):
-            mem.remember_many(
-                [
-                    {
-                        "text": t,
-                        "occurred_at": t0 + timedelta(minutes=start + i),
-                        "session": f"s{(start + i) // 20}",
-                    }
-                    for i, t in enumerate(all_texts[start : start + REAL_BATCH])
-                ]
-            )
+            mem.remember_many(_turns(all_texts, start, REAL_BATCH))
             done = min(n, start + REAL_BATCH)
             print(f"  stored {done:,}/{n:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
             if done in stages or done == n:
@@ -176,7 +181,6 @@ def build_composed(path: Path, n: int) -> float:
     `reindex(re_embed=True)`; the directory is renamed into place only when complete,
     so an interrupted build is never mistaken for a cache."""
     rng = random.Random(7)
-    t0 = datetime(2023, 1, 1, tzinfo=UTC)
     tmp = path.with_name(path.name + ".building")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -184,16 +188,7 @@ def build_composed(path: Path, n: int) -> float:
     with Memory.open(tmp, extractor=None, embedder=None) as mem:
         all_texts = texts(n, rng)
         for start in range(0, n, BATCH):
-            mem.remember_many(
-                [
-                    {
-                        "text": t,
-                        "occurred_at": t0 + timedelta(minutes=start + i),
-                        "session": f"s{(start + i) // 20}",
-                    }
-                    for i, t in enumerate(all_texts[start : start + BATCH])
-                ]
-            )
+            mem.remember_many(_turns(all_texts, start, BATCH))
             done = min(n, start + BATCH)
             print(f"  stored {done:,}/{n:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
     composed = ComposedEmbedder(SentenceTransformerEmbedder())
