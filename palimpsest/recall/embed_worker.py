@@ -63,8 +63,8 @@ BATCH = 256  # notes embedded together
 SPILL_PASS = 20_000  # names and statements one backfill pass lists (then it looks again)
 RECENT = 20_000  # texts whose vectors the worker keeps (~30 MB): repeats are not re-embedded
 CHUNK = 64  # texts per model call: between calls the worker gives way to writes
-QUIET_S = 0.05  # the model waits until no write has run for this long...
-YIELD_MAX_S = 1.0  # ...but never longer than this per call: a steady stream still gets vectors
+QUIET_S = 0.25  # the model waits until no write has run for this long (an import...
+YIELD_MAX_S = 2.0  # ...prepares its next call meanwhile), at most this per call
 
 F32 = npt.NDArray[np.float32]
 # (kind, ns, entity id | subject, name | predicate, object)
