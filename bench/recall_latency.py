@@ -1,13 +1,22 @@
 """Recall latency at N episodes, and the time to load the vector cache after open.
 
     python bench/recall_latency.py --episodes 10000 [--queries 200] [--no-save]
+    python bench/recall_latency.py --episodes 100000 --stages 10000,25000,50000
     python bench/recall_latency.py --episodes 10000 --vector-threshold 5000   # HNSW path
+    python bench/recall_latency.py --episodes 10000 --build composed    # before issue 18
 
-Builds once, cached under bench/.cache/recall-<N>, a memory of N persona-style
-episodes (the extraction gold sentences with names, places, sessions and a note
-number varied): words through `remember_many`, vectors through
-`reindex(re_embed=True)` with `ComposedEmbedder` (MiniLM vectors composed, see
-there). Then opens it and times: open, the cache load (episode table, vector
+Builds once, cached outside the repository (`--cache`, default
+~/.cache/palimpsest-bench/recall-<N>-<build>), a memory of N persona-style episodes
+(the extraction gold sentences with names, places, sessions and a note number
+varied). The default build (`real`) is what users get: `remember_many` with the
+spaCy extractor on (facts for the fact and graph-hop scoring) and every episode
+text embedded by MiniLM, the worker's name and statement vectors drained before the
+memory is kept. `--stages` keeps a copy at each smaller size on the way (so a build
+that cannot finish still leaves the largest size reached). `--build composed` is the
+configuration measured before issue 18, labelled: words only, extraction off, then
+vectors through `reindex(re_embed=True)` with `ComposedEmbedder` (MiniLM vectors
+composed, see there). Then opens it at the defaults and times: open, the cache load
+(episode table, vector
 matrix or the HNSW generation above the threshold, BM25 postings), the model load (torch +
 MiniLM), the first recall, and p50/p95 over distinct random questions (embedded
 by the real model) after it, in wall time and in the recalling thread's CPU time
@@ -41,7 +50,7 @@ from palimpsest import Memory  # noqa: E402
 from palimpsest.recall import SentenceTransformerEmbedder  # noqa: E402
 
 GOLD = ROOT / "tests" / "data" / "extraction_gold.jsonl"
-CACHE = ROOT / "bench" / ".cache"
+CACHE = Path.home() / ".cache" / "palimpsest-bench"
 RESULTS = ROOT / "bench" / "results"
 NAMES = ["Mira", "Tom", "Ana", "Raj", "Lena", "Kofi", "Yuki", "Omar", "Sara", "Ivan"]
 PLACES = ["Berlin", "Lima", "Oslo", "Perth", "Quito", "Seoul", "Accra", "Porto", "Cairo", "Riga"]
@@ -60,6 +69,7 @@ QUESTIONS = [
     "who plays the guitar?",
 ]
 BATCH = 5000
+REAL_BATCH = 1000  # episodes per remember_many in the default build
 
 
 def texts(n: int, rng: random.Random) -> list[str]:
@@ -117,12 +127,60 @@ class ComposedEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def build(path: Path, n: int) -> float:
+T0 = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+def _turns(all_texts: list[str], start: int, size: int) -> list[dict[str, Any]]:
+    """One `remember_many` batch: a minute apart, 20 turns a session."""
+    return [
+        {
+            "text": t,
+            "occurred_at": T0 + timedelta(minutes=start + i),
+            "session": f"s{(start + i) // 20}",
+        }
+        for i, t in enumerate(all_texts[start : start + size])
+    ]
+
+
+def build_real(path: Path, n: int, stages: list[int]) -> float:
+    """The default build: N episodes through `remember_many` with extraction on and
+    MiniLM loaded (episode vectors at remember, names and statements by the worker,
+    drained before the memory is kept). At each of `stages` the memory is closed and
+    copied to its own cache; directories are renamed into place only when complete."""
+    rng = random.Random(7)
+    tmp = path.with_name(path.name + ".building")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    all_texts = texts(n, rng)
+    a = time.perf_counter()
+    mem = Memory.open(tmp)
+    try:
+        for start in range(0, n, REAL_BATCH):
+            mem.remember_many(_turns(all_texts, start, REAL_BATCH))
+            done = min(n, start + REAL_BATCH)
+            print(f"  stored {done:,}/{n:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
+            if done in stages or done == n:
+                mem._embed.drain()
+                print(f"  drained at {done:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
+                mem.close()
+                if done != n:
+                    at = path.with_name(path.name.replace(f"-{n}-", f"-{done}-"))
+                    if not at.exists():
+                        shutil.copytree(tmp, at.with_name(at.name + ".building"))
+                        at.with_name(at.name + ".building").rename(at)
+                        (at / "built_s").write_text(f"{time.perf_counter() - a:.1f}\n")
+                    mem = Memory.open(tmp)
+    finally:
+        mem.close()
+    tmp.rename(path)
+    return time.perf_counter() - a
+
+
+def build_composed(path: Path, n: int) -> float:
     """Write N episodes through remember_many (words only), then their vectors through
     `reindex(re_embed=True)`; the directory is renamed into place only when complete,
     so an interrupted build is never mistaken for a cache."""
     rng = random.Random(7)
-    t0 = datetime(2023, 1, 1, tzinfo=UTC)
     tmp = path.with_name(path.name + ".building")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -130,16 +188,7 @@ def build(path: Path, n: int) -> float:
     with Memory.open(tmp, extractor=None, embedder=None) as mem:
         all_texts = texts(n, rng)
         for start in range(0, n, BATCH):
-            mem.remember_many(
-                [
-                    {
-                        "text": t,
-                        "occurred_at": t0 + timedelta(minutes=start + i),
-                        "session": f"s{(start + i) // 20}",
-                    }
-                    for i, t in enumerate(all_texts[start : start + BATCH])
-                ]
-            )
+            mem.remember_many(_turns(all_texts, start, BATCH))
             done = min(n, start + BATCH)
             print(f"  stored {done:,}/{n:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
     composed = ComposedEmbedder(SentenceTransformerEmbedder())
@@ -179,18 +228,36 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true", help="ignore the cached memory")
     ap.add_argument("--no-save", action="store_true", help="print only; write no result file")
     ap.add_argument("--tag", default="", help="suffix of the result file name")
+    ap.add_argument(
+        "--build",
+        choices=("real", "composed"),
+        default="real",
+        help="'composed': extraction off, composed vectors (the build before issue 18)",
+    )
+    ap.add_argument("--stages", default="", help="smaller sizes to keep on the way: 10000,50000")
+    ap.add_argument("--cache", type=Path, default=CACHE, help="where built memories are kept")
+    ap.add_argument("--build-only", action="store_true", help="build the memory, measure nothing")
     args = ap.parse_args()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"recall-{args.episodes}"
+    args.cache.mkdir(parents=True, exist_ok=True)
+    path = args.cache / f"recall-{args.episodes}-{args.build}"
     build_s = None
     if args.rebuild and path.exists():
         shutil.rmtree(path)
     if not path.exists():
-        build_s = build(path, args.episodes)
+        if args.build == "real":
+            stages = [int(x) for x in args.stages.split(",") if x]
+            build_s = build_real(path, args.episodes, stages)
+        else:
+            build_s = build_composed(path, args.episodes)
+    elif (path / "built_s").exists():
+        build_s = float((path / "built_s").read_text())
+    if args.build_only:
+        print(f"built {path} in {build_s} s", file=sys.stderr)
+        return
     opts = {} if args.vector_threshold is None else {"vector_threshold": args.vector_threshold}
     rng = random.Random(11)
     a = time.perf_counter()
-    with Memory.open(path, extractor=None, **opts) as mem:
+    with Memory.open(path, **opts) as mem:
         open_s = time.perf_counter() - a
         a, c = time.perf_counter(), time.thread_time()
         mem.warm_recall()
@@ -209,6 +276,7 @@ def main() -> None:
             lat.append(time.perf_counter() - a)
             cpu.append(time.thread_time() - c)
         vector_path = mem.vector_index_kind()
+        stats = mem.stats()
     p50, p95 = pcts(lat)
     cpu50, cpu95 = pcts(cpu)
     load = Path("/proc/loadavg").read_text().split()[:3]
@@ -216,6 +284,9 @@ def main() -> None:
         "bench": "recall_latency",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "episodes": args.episodes,
+        "build": args.build,
+        "assertions": stats.assertions,
+        "entities": stats.entities,
         "queries": args.queries,
         "k": 5,
         "vector_path": vector_path,

@@ -461,3 +461,34 @@ def test_close_with_a_backfill_pending_says_so(
         assert 0 < stored < 41  # the queue's share, not the rest
         assert m.reindex()["statements_embedded"] == 41 - stored
         assert len(_statements(m)) == 41
+
+
+def test_the_worker_gives_way_to_a_write_in_progress(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model waits while a write holds the memory (a bulk import's calls follow
+    each other): nothing is embedded until the write lets go, then everything is."""
+    import time as real_time
+
+    from palimpsest.recall import embed_worker
+
+    class Watched:
+        monotonic = staticmethod(real_time.monotonic)
+        waited = threading.Event()
+
+        def sleep(self, s: float) -> None:
+            self.waited.set()
+            real_time.sleep(s)
+
+    watched = Watched()
+    monkeypatch.setattr(embed_worker, "time", watched)
+    monkeypatch.setattr(embed_worker, "QUIET_S", 0.0)
+    monkeypatch.setattr(embed_worker, "YIELD_MAX_S", 600.0)
+    emb = Counting()
+    with _open(tmp_path / "m", clock, emb) as m:
+        with m._ctx.lock:  # a write in progress (the lock a write holds)
+            m.assert_fact("Mira", "lives_in", "Sydney")  # hands its notes to the worker
+            assert watched.waited.wait(30), "the worker never waited for the write"
+            assert emb.texts == []  # nothing embedded while the write ran
+        assert set(_names(m)) == {"Mira", "Sydney"}  # and all of it once it let go
+        assert _statements(m) == {_key("Mira", "lives_in", "Sydney")}
