@@ -112,3 +112,22 @@ def test_restore_replaces_what_recall_knew(tmp_path: Path) -> None:
         assert b.recall("harp recital", min_score=0.2) == []
         b.restore(lines)
         assert "The harp recital is on Sunday." in _episodes(b.recall("harp recital"))
+
+
+def test_a_warm_walk_still_answers_as_known_at_an_earlier_time(mem: Memory, clock: Clock) -> None:
+    # The walk keeps every version of a named entity's facts between writes and picks
+    # those believed at known_at itself: a past known_at must not see a later belief.
+    mem.assert_fact("Ana", "lives_in", "Rome", valid_from="2020-01-01T00:00:00Z")
+    clock.tick()
+    before = clock.now
+    clock.tick()
+    oslo = mem.assert_fact("Ana", "lives_in", "Oslo", valid_from="2021-01-01T00:00:00Z")
+    clock.tick()
+    for _ in range(2):  # cold, then from the warm copy
+        now = _facts(mem.recall(Q, min_score=0))
+        then = _facts(mem.recall(Q, min_score=0, known_at=before))
+        assert now and "Oslo" in now[0] and not any("Oslo" in t for t in then)
+        assert then and "Rome" in then[0]
+    mem.retract(oslo.id)
+    clock.tick()
+    assert not any("Oslo" in t for t in _facts(mem.recall(Q, min_score=0)))

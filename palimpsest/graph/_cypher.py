@@ -109,6 +109,12 @@ class StoreBase:
         self.db = db
         self._row_counts: dict[str, tuple[int, int]] = {}  # table -> (rows, asks since)
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever anything may have been written (see `Database.generation`):
+        in-process copies of rows read at one generation are stale at another."""
+        return self.db.generation
+
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.
 

@@ -30,6 +30,7 @@ from ..errors import MemoryLocked, StoreError
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _TX_CONTROL = {"BEGIN TRANSACTION", "COMMIT", "ROLLBACK"}
+_WRITES = re.compile(r"\b(?:CREATE|MERGE|SET|DELETE|REMOVE|COPY|DROP|ALTER|INSTALL|LOAD)\b", re.I)
 _ANCHORED = re.compile(r"MATCH \(\w+:\w+ \{id: \$\w+\}\)")
 _PATTERNS = re.compile(r"(?:MATCH|,) \(\w*:\w+([^)]*)\)")  # labelled node patterns
 # WAL size that triggers a checkpoint at commit; bulk writes amortise it over batches
@@ -160,6 +161,10 @@ class Database:
         self._writer = _Conn(db)
         self._tx_owner: int | None = None  # thread inside a write transaction
         self.rollbacks = 0  # write transactions undone: in-process caches of rows check it
+        # Bumped by every statement that may write and by every commit or rollback: a copy
+        # of rows read at generation g is current while the generation is still g.
+        self.generation = 0
+        self._writes: dict[str, bool] = {}
         self.closed = False
 
     @classmethod
@@ -219,10 +224,18 @@ class Database:
         check_params(cypher, params)
         if self.closed:
             raise StoreError("the database is closed")
+        writes = self._writes.get(cypher)
+        if writes is None:
+            writes = self._writes[cypher] = _WRITES.search(cypher) is not None
+        if writes:
+            self.generation += 1
         try:
             return self._conn().run(cypher, params)
         except RuntimeError as e:
             raise StoreError(f"query failed: {e}") from e
+        finally:
+            if writes:
+                self.generation += 1
 
     def arrow(self, cypher: str, /, **params: Any) -> Any:
         """A read as a `pyarrow.Table`: columns, not a Python call per value (~10x faster
@@ -267,6 +280,7 @@ class Database:
     def ddl(self, cypher: str) -> None:
         """Schema statements, inside the writer."""
         with self._write_lock:
+            self.generation += 1
             try:
                 self._writer.raw(cypher)
             except RuntimeError as e:
@@ -288,6 +302,7 @@ class Database:
             except BaseException:
                 self._tx_owner = None
                 self.rollbacks += 1
+                self.generation += 1
                 # Kùzu has already rolled back if a statement failed
                 with suppress(RuntimeError):
                     self._writer.raw("ROLLBACK")
@@ -298,6 +313,8 @@ class Database:
             except RuntimeError as e:
                 self.rollbacks += 1
                 raise StoreError(f"commit failed: {e}") from e
+            finally:
+                self.generation += 1
 
     def copy(self, table: str, data: Any) -> None:
         """`COPY table FROM <arrow table>`; the table name comes from our code only.
@@ -309,6 +326,7 @@ class Database:
         if not table.isidentifier():
             raise StoreError(f"internal: bad table name {table!r}")
         with self.write():
+            self.generation += 1
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(f"COPY {table} FROM $t", {"t": data})
@@ -324,6 +342,7 @@ class Database:
         """
         check_params(cypher, {"t": data})
         with self.write():
+            self.generation += 1
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(cypher, {"t": data})
@@ -342,5 +361,6 @@ class Database:
 
     def import_from(self, directory: Path) -> None:
         with self._write_lock:
+            self.generation += 1
             safe = str(directory).replace("\\", "\\\\").replace("'", "\\'")
             self._writer.raw(f"IMPORT DATABASE '{safe}'")

@@ -30,7 +30,7 @@ class FactStore(StoreBase):
         *,
         namespace: str,
         valid_at: datetime | None,
-        known_at: datetime,
+        known_at: datetime | None,
         slot_id: str | None = None,
         subject_id: str | None = None,
         object_id: str | None = None,
@@ -39,9 +39,13 @@ class FactStore(StoreBase):
         limit: int | None = None,
         explain: bool = False,
     ) -> list[Row]:
-        """Versions believed at `known_at` (and valid at `valid_at`, unless it is None)."""
-        params: dict[str, Any] = {"k": known_at}
-        where = [_BELIEVED]
+        """Versions believed at `known_at` (and valid at `valid_at`, unless it is None);
+        with `known_at` None, every version ever recorded (recall filters a cached copy)."""
+        params: dict[str, Any] = {}
+        where = ["true"]
+        if known_at is not None:
+            where = [_BELIEVED]
+            params["k"] = known_at
         if valid_at is not None:
             where.append(_VALID)
             params["v"] = valid_at

@@ -15,6 +15,7 @@ of facts) costs a bounded number of lookups.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,9 @@ def walk(
     return out
 
 
-def lexical_overlap(query_stems: set[str], statement_stems: Sequence[set[str]]) -> F32:
+def lexical_overlap(
+    query_stems: AbstractSet[str], statement_stems: Sequence[AbstractSet[str]]
+) -> F32:
     """Share of the query's terms each statement contains, 0..1.
 
     >>> lexical_overlap({"live", "sister"}, [{"sister", "live", "lisbon"}, {"cat"}]).tolist()

@@ -172,6 +172,7 @@ class Recaller:
             stems = self._index.rs.stems(words)
             scored = self._score_episodes(ix, text, words, stems, v, kt, params)
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
+            facts = _outside_window(facts, rk.query_time(text, v), params)
             # episodes whose facts about the named entities no longer hold at V yield
             gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
             score = scored.score.astype(np.float64)
@@ -367,6 +368,26 @@ def _diversified(ix: NamespaceIndex, hits: list[Hit], strength: float, near: flo
             kept = round(s / h.score, 6)  # the share of its score a near-duplicate keeps
             h = h.model_copy(update={"score": s, "channels": {**h.channels, "diversity": kept}})
         out.append(h)
+    return out
+
+
+def _outside_window(
+    facts: list[Hit], window: rk.TimeWindow | None, params: rk.RankParams
+) -> list[Hit]:
+    """Facts not holding in a narrow window the question names score `time_narrow`
+    times theirs, as episodes outside it do: "what did I do on 2010/06/17?" is not
+    answered by an activity that began on the 26th."""
+    if window is None or window.end - window.start > params.narrow_span:
+        return facts
+    lo, hi = window.start - params.time_slack_before, window.end + params.time_slack_after
+    out = []
+    for f in facts:
+        if (f.valid_from is not None and f.valid_from >= hi) or (
+            f.valid_to is not None and f.valid_to <= lo
+        ):
+            f = f.model_copy(update={"score": round(f.score * params.time_narrow, 6)})
+        out.append(f)
+    out.sort(key=lambda h: -h.score)
     return out
 
 
