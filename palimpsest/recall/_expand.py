@@ -48,11 +48,11 @@ def walk(
     visited = set(entry)
 
     def take(rows: Sequence[Row], hop: int) -> None:
-        for r in rows:
-            key = str(r.get("id"))
-            if key not in seen:
-                seen.add(key)
-                out.append((r, hop))
+        # a much-described entity brings thousands of rows, each once per fetch:
+        # set operations, not a call per row
+        ids = [str(r["id"]) for r in rows]
+        out.extend((r, hop) for r, i in zip(rows, ids, strict=True) if i not in seen)
+        seen.update(ids)
 
     for e in entry:
         take(fetch(e, False), 1)
@@ -60,10 +60,10 @@ def walk(
     if hops < 2:
         return out
     rel = np.asarray(relevant([r for r, _ in out]), dtype=np.float64).reshape(-1)
-    scored = sorted(((float(x), i) for i, x in enumerate(rel)), key=lambda x: -x[0])
+    order = np.argsort(-rel, kind="stable")  # best first, ties in row order
     nxt: list[str] = []
-    for score, i in scored:
-        if score <= 0 or len(nxt) >= fanout:
+    for i in order.tolist():
+        if rel[i] <= 0 or len(nxt) >= fanout:
             break
         r = out[i][0]
         for other in (r.get("object_id"), r.get("subject_id")):

@@ -70,7 +70,7 @@ class FactRecall:
         # stems of each version's statement: the walk filters these by known_at itself,
         # so a question about a much-described entity costs no Kùzu rows while nothing
         # is written (at 20k lifelog episodes, 8k rows a recall were ~2/3 of its time).
-        self._versions: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
+        self._versions: dict[tuple[str, str, bool], _Versions] = {}
         self._version_stems: dict[str, frozenset[str]] = {}
         self._versions_at = -1  # the store generation they were read at
         self._versions_held = 0
@@ -85,7 +85,7 @@ class FactRecall:
         self._version_stems.clear()
         self._versions_at, self._versions_held = generation, 0
 
-    def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> list[Mapping[str, Any]]:
+    def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> _Versions:
         """Every recorded version with the entity as subject (or object), in the store's
         order; current while the store's generation has not moved."""
         generation = self._store.generation
@@ -105,10 +105,11 @@ class FactRecall:
                 include_quarantined=True,
             )
         )
+        out = _Versions(rows)
         if self._store.generation == generation:  # nothing was written meanwhile
-            self._versions[key] = rows
+            self._versions[key] = out
             self._versions_held += len(rows)
-        return rows
+        return out
 
     def _stems_of(self, rows: Sequence[Mapping[str, Any]]) -> list[frozenset[str]]:
         """The stems of each version's statement (kept with the versions they belong to)."""
@@ -218,8 +219,7 @@ class FactRecall:
         dense_query = (rk.strip_names(query, spoken) or query) if content else query
 
         def fetch(entity_id: str, as_object: bool) -> list[Mapping[str, Any]]:
-            rows = self._versions_of(ns, entity_id, as_object)
-            return [r for r in rows if visible(r, known_at=kt, valid_at=None)]
+            return self._versions_of(ns, entity_id, as_object).believed(kt)
 
         def lexical_of(rows: Sequence[Mapping[str, Any]]) -> npt.NDArray[np.float32]:
             return xp.lexical_overlap(qterms, self._stems_of(rows))
@@ -291,6 +291,23 @@ class FactRecall:
             )
         hits.sort(key=lambda h: -h.score)
         return hits, ended
+
+
+class _Versions:
+    """An entity's fact versions (as subject or as object), and which are believed at a
+    known time: after the last recording or expiry among them, those never expired."""
+
+    def __init__(self, rows: list[Mapping[str, Any]]) -> None:
+        self.rows = rows
+        self._latest = [r for r in rows if r["expired_at"] is None]
+        times = [r["recorded_at"] for r in rows]
+        times += [r["expired_at"] for r in rows if r["expired_at"] is not None]
+        self._horizon = max(times) if times else None
+
+    def believed(self, known_at: datetime) -> list[Mapping[str, Any]]:
+        if self._horizon is None or known_at >= self._horizon:
+            return self._latest
+        return [r for r in self.rows if visible(r, known_at=known_at, valid_at=None)]
 
 
 def _row_statement(r: Mapping[str, Any]) -> str:
