@@ -150,7 +150,7 @@ class FakeEntities:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
 
-    def prefetch(self, ns: str, names: Sequence[str]) -> dict[str, str]:
+    def prefetch(self, ns: str, names: Sequence[str], values: Sequence[str] = ()) -> dict[str, str]:
         return {}
 
     def get_or_create(
