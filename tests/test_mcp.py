@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from palimpsest import Memory
@@ -27,6 +23,7 @@ from palimpsest.mcp.memory_view import Views
 from palimpsest.mcp.protocol import Result, Tools, run_stdio
 
 from .conftest import Clock
+from .layers import mcp_session
 
 ENGINE_TOOLS = {
     "remember",
@@ -55,36 +52,9 @@ MEMORY_SERVER_TOOLS = {
 }
 
 
-def _palimpsest() -> str:
-    exe = Path(sys.executable).parent / "palimpsest"
-    found = str(exe) if exe.exists() else shutil.which("palimpsest")
-    if found is None:  # pragma: no cover - the package is installed in the test venv
-        pytest.skip("the palimpsest console script is not installed")
-    return found
-
-
 def _with_server(path: Path, body: Callable[[Any], Awaitable[None]]) -> None:
     """Start `palimpsest mcp --no-models --path <path>` and run `body(session)` against it."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(
-        command=_palimpsest(),
-        args=["mcp", "--no-models", "--path", str(path)],
-        env={"HF_HUB_OFFLINE": "1", "PATH": os.environ.get("PATH", "")},
-    )
-
-    async def main() -> None:
-        # the server's stderr goes to a file beside the memory, for a post-mortem
-        with (path.parent / "server.log").open("w") as log, anyio.fail_after(120):
-            async with (
-                stdio_client(params, errlog=log) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                await body(session)
-
-    anyio.run(main)
+    mcp_session(path, body, models=False, timeout=120)
 
 
 async def _call(session: Any, tool: str, **arguments: Any) -> Any:
