@@ -168,11 +168,12 @@ class Recaller:
         # under the lock to the last hit: an erase or archival drops the rows first
         with self._ctx.lock:
             ix = self._index.index(ns)
-            words = _search_words(text, v)
+            window = rk.query_time(text, v)  # the day, month or year the question names
+            words = _search_words(text, window)
             stems = self._index.rs.stems(words)
-            scored = self._score_episodes(ix, text, words, stems, v, kt, params)
+            scored = self._score_episodes(ix, text, words, stems, window, v, kt, params)
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
-            facts = _outside_window(facts, rk.query_time(text, v), params)
+            facts = _outside_window(facts, window, params)
             # episodes whose facts about the named entities no longer hold at V yield
             gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
             score = scored.score.astype(np.float64)
@@ -206,6 +207,7 @@ class Recaller:
         query: str,
         words: Sequence[str],
         stems: Sequence[str],
+        window: rk.TimeWindow | None,
         v: datetime,
         kt: datetime,
         params: rk.RankParams,
@@ -237,7 +239,6 @@ class Recaller:
                 best += float(sc.max())
                 bm[at] += sc  # rows are distinct
         novelty = rk.damp_novelty(rk.term_novelty(dfs, int(cand.size)), int(cand.size))
-        window = rk.query_time(query, v)
         if self._embedder is not None:
             spoken = [s for s in ix.speakers if s.casefold() != "user"]
             content = rk.strip_names(query, spoken) or query
@@ -329,10 +330,12 @@ def _episode_hit(ix: NamespaceIndex, scored: _Scored, j: int, score: float, ende
     )
 
 
-def _search_words(query: str, v: datetime) -> list[str]:
-    """The query's words for the word channel and term novelty.
+def _search_words(query: str, window: rk.TimeWindow | None) -> list[str]:
+    """The query's words for the word channel and term novelty (`window`: the time
+    the query names, `ranking.query_time`).
 
-    >>> _search_words("When did she go camping in June 2023?", v)
+    >>> q = "When did she go camping in June 2023?"
+    >>> _search_words(q, rk.query_time(q, v))
     ['camping']
 
     Without the words Kùzu drops from indexed texts (a query word no text can
@@ -342,7 +345,6 @@ def _search_words(query: str, v: datetime) -> list[str]:
     being rare in conversation, count as unseen.
     """
     words = [w for w in query_words(query) if w not in INDEX_STOPWORDS]
-    window = rk.query_time(query, v)
     if window is None:
         return words
     drop = set(query_words(window.phrase))
@@ -377,9 +379,10 @@ def _outside_window(
     """Facts not holding in a narrow window the question names score `time_narrow`
     times theirs, as episodes outside it do: "what did I do on 2010/06/17?" is not
     answered by an activity that began on the 26th."""
-    if window is None or window.end - window.start > params.narrow_span:
+    bounds = _narrow(window, params)
+    if bounds is None:
         return facts
-    lo, hi = window.start - params.time_slack_before, window.end + params.time_slack_after
+    lo, hi = bounds
     out = []
     for f in facts:
         if (f.valid_from is not None and f.valid_from >= hi) or (
@@ -395,11 +398,21 @@ def _in_window(
     occurred: npt.NDArray[np.float64], window: rk.TimeWindow, params: rk.RankParams
 ) -> npt.NDArray[np.int64]:
     """Positions of the times inside a narrow window (with the ranking's slack)."""
-    if window.end - window.start > params.narrow_span:
+    bounds = _narrow(window, params)
+    if bounds is None:
         return np.zeros(0, dtype=np.int64)
-    lo = (window.start - params.time_slack_before).timestamp()
-    hi = (window.end + params.time_slack_after).timestamp()
+    lo, hi = (t.timestamp() for t in bounds)
     return np.flatnonzero((occurred >= lo) & (occurred < hi)).astype(np.int64)
+
+
+def _narrow(
+    window: rk.TimeWindow | None, params: rk.RankParams
+) -> tuple[datetime, datetime] | None:
+    """A narrow window (at most `narrow_span`) widened by the ranking's slack; None for
+    none or a wider one, which ranking only boosts (`ranking.time_narrow`)."""
+    if window is None or window.end - window.start > params.narrow_span:
+        return None
+    return window.start - params.time_slack_before, window.end + params.time_slack_after
 
 
 def _with_neighbours(
