@@ -19,7 +19,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -161,8 +161,8 @@ class Database:
         self._writer = _Conn(db)
         self._tx_owner: int | None = None  # thread inside a write transaction
         self.rollbacks = 0  # write transactions undone: in-process caches of rows check it
-        # Bumped by every statement that may write and by every commit or rollback: a copy
-        # of rows read at generation g is current while the generation is still g.
+        # Moved before and after every statement that may write and every transaction
+        # (`_changing`): a copy of rows read at generation g is current while it is still g.
         self.generation = 0
         self._writes: dict[str, bool] = {}
         self.closed = False
@@ -227,15 +227,11 @@ class Database:
         writes = self._writes.get(cypher)
         if writes is None:
             writes = self._writes[cypher] = _WRITES.search(cypher) is not None
-        if writes:
-            self.generation += 1
-        try:
-            return self._conn().run(cypher, params)
-        except RuntimeError as e:
-            raise StoreError(f"query failed: {e}") from e
-        finally:
-            if writes:
-                self.generation += 1
+        with self._changing() if writes else nullcontext():
+            try:
+                return self._conn().run(cypher, params)
+            except RuntimeError as e:
+                raise StoreError(f"query failed: {e}") from e
 
     def arrow(self, cypher: str, /, **params: Any) -> Any:
         """A read as a `pyarrow.Table`: columns, not a Python call per value (~10x faster
@@ -279,8 +275,7 @@ class Database:
 
     def ddl(self, cypher: str) -> None:
         """Schema statements, inside the writer."""
-        with self._write_lock:
-            self.generation += 1
+        with self._write_lock, self._changing():
             try:
                 self._writer.raw(cypher)
             except RuntimeError as e:
@@ -297,24 +292,33 @@ class Database:
                 raise StoreError("the database is closed")
             self._writer.raw("BEGIN TRANSACTION")
             self._tx_owner = threading.get_ident()
-            try:
-                yield
-            except BaseException:
+            with self._changing():  # until it has committed or rolled back
+                try:
+                    yield
+                except BaseException:
+                    self._tx_owner = None
+                    self.rollbacks += 1
+                    # Kùzu has already rolled back if a statement failed
+                    with suppress(RuntimeError):
+                        self._writer.raw("ROLLBACK")
+                    raise
                 self._tx_owner = None
-                self.rollbacks += 1
-                self.generation += 1
-                # Kùzu has already rolled back if a statement failed
-                with suppress(RuntimeError):
-                    self._writer.raw("ROLLBACK")
-                raise
-            self._tx_owner = None
-            try:
-                self._writer.raw("COMMIT")
-            except RuntimeError as e:
-                self.rollbacks += 1
-                raise StoreError(f"commit failed: {e}") from e
-            finally:
-                self.generation += 1
+                try:
+                    self._writer.raw("COMMIT")
+                except RuntimeError as e:
+                    self.rollbacks += 1
+                    raise StoreError(f"commit failed: {e}") from e
+
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Around anything that may write: rows read before it or while it runs carry a
+        generation that is stale once it is over (a write inside a transaction moves it
+        for the writer's own reads; the commit, for everyone's)."""
+        self.generation += 1
+        try:
+            yield
+        finally:
+            self.generation += 1
 
     def copy(self, table: str, data: Any) -> None:
         """`COPY table FROM <arrow table>`; the table name comes from our code only.
@@ -325,8 +329,7 @@ class Database:
         """
         if not table.isidentifier():
             raise StoreError(f"internal: bad table name {table!r}")
-        with self.write():
-            self.generation += 1
+        with self.write(), self._changing():
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(f"COPY {table} FROM $t", {"t": data})
@@ -341,8 +344,7 @@ class Database:
         an UNWIND-ed struct would make cross products of full scans.
         """
         check_params(cypher, {"t": data})
-        with self.write():
-            self.generation += 1
+        with self.write(), self._changing():
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(cypher, {"t": data})
@@ -360,7 +362,6 @@ class Database:
             self._writer.raw(f"EXPORT DATABASE '{safe}' (format='parquet')")
 
     def import_from(self, directory: Path) -> None:
-        with self._write_lock:
-            self.generation += 1
+        with self._write_lock, self._changing():
             safe = str(directory).replace("\\", "\\\\").replace("'", "\\'")
             self._writer.raw(f"IMPORT DATABASE '{safe}'")
