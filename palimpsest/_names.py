@@ -80,6 +80,14 @@ def clean_value(value: object, *, field: str = "object") -> str:
     return value
 
 
+def clean_object(value: object, object_kind: str) -> str:
+    """A fact's object as its predicate keeps it: a value exactly as sent
+    (`clean_value`), an entity's name cleaned (`clean_name`)."""
+    if object_kind == "value":
+        return clean_value(value)
+    return clean_name(value, field="object")
+
+
 def is_plain_value(text: str) -> bool:
     """Is the value also a clean name (so it may share the node of the name it spells)?"""
     return len(text) <= MAX_NAME and _clean_cached(text) == text

@@ -73,10 +73,7 @@ def parse_assertion(
     obj = item.get("object")
     if op == "assert" or obj is not None:
         kind = vocab.find(ns, pred_name)
-        if kind is not None and kind.object_kind == "value":
-            obj = names.clean_value(obj)  # kept as sent, line breaks and all
-        else:
-            obj = names.clean_name(obj, field="object")
+        obj = names.clean_object(obj, kind.object_kind if kind is not None else "entity")
     author = item.get("author_kind", "user")
     if author not in AUTHOR_KINDS:
         raise ValidationError(f"author_kind: one of {', '.join(AUTHOR_KINDS)}", index=index)

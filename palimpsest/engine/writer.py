@@ -274,9 +274,7 @@ class Writer:
                 names.clean_name(p["subject"], field="subject"),
                 None
                 if p["object"] is None
-                else names.clean_value(p["object"])
-                if p["predicate"] in exact
-                else names.clean_name(p["object"], field="object"),
+                else names.clean_object(p["object"], preds[p["predicate"]].object_kind),
             )
             for p in parsed
         ]
