@@ -7,7 +7,8 @@ Fast: HashingEmbedder, no extractor; facts asserted directly.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,27 +61,69 @@ def test_a_named_entity_is_hop_one_and_outranks_hop_two(family: Memory) -> None:
     assert hits[0].evidence == [] and hits[0].status == "current"
 
 
+def _versions(rows: list[dict[str, Any]]) -> xp.Versions:
+    for r in rows:
+        r.update(recorded_at=T, expired_at=None, valid_from=None, valid_to=None, evidence=[])
+    return xp.Versions(rows, stems=lambda rs: [set(r.get("words", ())) for r in rs])
+
+
+T = datetime(2030, 1, 1, tzinfo=UTC)
+
+
 def test_walk_bounds_the_second_hop() -> None:
-    rows: dict[tuple[str, bool], list[Mapping[str, Any]]] = {
-        ("u", False): [
-            {"id": f"f{i}", "subject_id": "u", "object_id": f"e{i}", "s": i} for i in range(20)
-        ],
-        ("u", True): [],
-    }
+    # hop-1 fact i shares i query words: the three sharing most lead on, no more
+    user = _versions(
+        [
+            {"id": f"f{i}", "subject_id": "u", "object_id": f"e{i}", "words": range(i)}
+            for i in range(20)
+        ]
+    )
     calls: list[str] = []
 
-    def fetch(e: str, as_object: bool) -> list[Mapping[str, Any]]:
+    def fetch(e: str, as_object: bool) -> xp.Versions:
         if e != "u":
             calls.append(e)
-            return [{"id": f"g{e}", "subject_id": e, "object_id": None}]
-        return list(rows[(e, as_object)])
+            return _versions([{"id": f"g{e}", "subject_id": e, "object_id": None}])
+        return user if not as_object else _versions([])
 
-    out = xp.walk(fetch, ["u"], relevant=lambda rs: [r.get("s", 0) for r in rs], fanout=3)
-    assert calls == ["e19", "e18", "e17"]  # the three most relevant, no more
-    assert [h for _, h in out].count(2) == 3
-    assert xp.walk(fetch, ["u"], relevant=lambda rs: [0] * len(rs)) == [
-        (r, 1) for r in rows[("u", False)]
+    out = xp.walk(fetch, ["u"], set(range(20)), known_at=T, fanout=3)
+    assert calls == ["e19", "e18", "e17"]
+    assert [s.hop for s in out] == [1, 2, 2, 2]
+    calls.clear()
+    alone = xp.walk(fetch, ["u"], {"unshared"}, known_at=T)  # nothing shared: no hop 2
+    assert calls == [] and [s.index.tolist() for s in alone] == [list(range(20))]
+
+
+def test_walk_takes_a_version_once() -> None:
+    # u -knows-> a is u's fact as subject and a's as object: one row, at hop 1
+    link = {"id": "k", "subject_id": "u", "object_id": "a", "words": ["x"]}
+    by = {("u", False): _versions([dict(link)]), ("a", True): _versions([dict(link)])}
+
+    def fetch(e: str, as_object: bool) -> xp.Versions:
+        return by.get((e, as_object)) or _versions([])
+
+    out = xp.walk(fetch, ["u", "a"], {"x"}, known_at=T)
+    assert [(s.versions.ids[i], s.hop) for s in out for i in s.index] == [("k", 1)]
+
+
+def test_walk_sees_only_what_was_believed_at_known_at() -> None:
+    rows: list[dict[str, Any]] = [
+        {"id": "old", "subject_id": "u"},
+        {"id": "new", "subject_id": "u"},
     ]
+    _versions(rows)  # the fields every version has
+    rows[0].update(expired_at=T + timedelta(days=2))
+    rows[1].update(recorded_at=T + timedelta(days=2), object_id=None)
+    vs = xp.Versions(rows, stems=lambda rs: [set() for _ in rs])
+
+    def fetch(e: str, as_object: bool) -> xp.Versions:
+        return vs if not as_object else _versions([])
+
+    def ids(at: datetime) -> list[str]:
+        return [vs.ids[i] for s in xp.walk(fetch, ["u"], set(), known_at=at) for i in s.index]
+
+    assert ids(T + timedelta(days=1)) == ["old"]
+    assert ids(T + timedelta(days=3)) == ["new"]
 
 
 def test_naming_someone_is_not_an_answer(family: Memory) -> None:

@@ -25,7 +25,7 @@ from .. import _names as names
 from ..engine.rows import fact_model
 from ..errors import ValidationError
 from ..models import Fact, Hit
-from ..temporal import version_status, visible
+from ..temporal import version_status
 from . import _expand as xp
 from . import ranking as rk
 from ._statements import statement_key, statement_text, variants
@@ -49,6 +49,18 @@ WARNING = (
 )
 
 
+def _only_ended(walked: Sequence[xp.Segment], covers: Sequence[npt.NDArray[np.bool_]]) -> set[str]:
+    """Episodes that evidence a hop-1 version not holding at V and none that holds."""
+    ended: set[str] = set()
+    live: set[str] = set()
+    for s, c in zip(walked, covers, strict=True):
+        taken = s.mask()
+        live |= s.versions.evidence(taken & c)
+        if s.hop == 1:
+            ended |= s.versions.evidence(taken & ~c)
+    return ended - live
+
+
 class FactRecall:
     """Fact hits for `recall`, and the statement vectors they were scored with."""
 
@@ -70,8 +82,7 @@ class FactRecall:
         # stems of each version's statement: the walk filters these by known_at itself,
         # so a question about a much-described entity costs no Kùzu rows while nothing
         # is written (at 20k lifelog episodes, 8k rows a recall were ~2/3 of its time).
-        self._versions: dict[tuple[str, str, bool], _Versions] = {}
-        self._version_stems: dict[str, frozenset[str]] = {}
+        self._versions: dict[tuple[str, str, bool], xp.Versions] = {}
         self._versions_at = -1  # the store generation they were read at
         self._versions_held = 0
 
@@ -82,10 +93,9 @@ class FactRecall:
 
     def _forget_versions(self, generation: int) -> None:
         self._versions.clear()
-        self._version_stems.clear()
         self._versions_at, self._versions_held = generation, 0
 
-    def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> _Versions:
+    def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> xp.Versions:
         """Every recorded version with the entity as subject (or object), in the store's
         order; current while the store's generation has not moved."""
         generation = self._store.generation
@@ -105,7 +115,7 @@ class FactRecall:
                 include_quarantined=True,
             )
         )
-        out = _Versions(rows)
+        out = xp.Versions(rows, stems=self._stems_of)
         if self._store.generation == generation:  # nothing was written meanwhile
             self._versions[key] = out
             self._versions_held += len(rows)
@@ -113,15 +123,10 @@ class FactRecall:
 
     def _stems_of(self, rows: Sequence[Mapping[str, Any]]) -> list[frozenset[str]]:
         """The stems of each version's statement (kept with the versions they belong to)."""
-        cache = self._version_stems
-        todo = {str(r["id"]): r for r in rows if str(r["id"]) not in cache}
-        if todo:
-            words = {i: query_words(_row_statement(r)) for i, r in todo.items()}
-            flat = sorted({w for ws in words.values() for w in ws})
-            stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
-            for i, ws in words.items():
-                cache[i] = frozenset(stem_of[w] for w in ws)
-        return [cache[str(r["id"])] for r in rows]
+        words = [query_words(_row_statement(r)) for r in rows]
+        flat = sorted({w for ws in words for w in ws})
+        stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
+        return [frozenset(stem_of[w] for w in ws) for ws in words]
 
     def _stored_statements(self, ns: str, facts: Sequence[Fact], spoken: Sequence[str]) -> F32:
         """Each fact's statement vector without the names the question spoke: the one
@@ -218,30 +223,20 @@ class FactRecall:
         spoken = [n for n in named.values() if n]
         dense_query = (rk.strip_names(query, spoken) or query) if content else query
 
-        def fetch(entity_id: str, as_object: bool) -> list[Mapping[str, Any]]:
-            return self._versions_of(ns, entity_id, as_object).believed(kt)
+        def fetch(entity_id: str, as_object: bool) -> xp.Versions:
+            return self._versions_of(ns, entity_id, as_object)
 
-        def lexical_of(rows: Sequence[Mapping[str, Any]]) -> npt.NDArray[np.float32]:
-            return xp.lexical_overlap(qterms, self._stems_of(rows))
-
-        walked = xp.walk(fetch, subjects, relevant=lexical_of)
-        holding: list[tuple[Mapping[str, Any], int]] = []
-        past: list[Mapping[str, Any]] = []
-        for r, hop in walked:
-            covers = (r["valid_from"] is None or r["valid_from"] <= v) and (
-                r["valid_to"] is None or r["valid_to"] > v
-            )
-            if covers:
-                holding.append((r, hop))
-            elif hop == 1:
-                past.append(r)
-        live_ev = {e for r, _ in holding for e in r["evidence"] or []}
-        ended = {e for r in past for e in r["evidence"] or []} - live_ev
-        if not holding:
+        walked = xp.walk(fetch, subjects, qterms, known_at=kt)
+        # per segment: the versions holding at V, and (hop 1) those that do not
+        covers = [s.versions.covers(v) for s in walked]
+        held = [s.only(c) for s, c in zip(walked, covers, strict=True)]
+        ended = _only_ended(walked, covers)
+        if not any(len(s.index) for s in held):
             return [], ended
-        lex_all = lexical_of([r for r, _ in holding])
-        keep = xp.shortlist(lex_all, [h for _, h in holding])
-        holding = [holding[i] for i in keep]
+        lex_all = np.concatenate([s.versions.lexical(qterms)[s.index] for s in held])
+        hop_all = np.concatenate([np.full(len(s.index), s.hop, dtype=np.int64) for s in held])
+        keep = xp.shortlist(lex_all, hop_all)
+        holding = [(xp.row_at(held, n), int(hop_all[n])) for n in keep]
         lexical = lex_all[keep]
         contested = self._asof.contested([r for r, _ in holding], known_at=kt)
         facts = [
@@ -291,23 +286,6 @@ class FactRecall:
             )
         hits.sort(key=lambda h: -h.score)
         return hits, ended
-
-
-class _Versions:
-    """An entity's fact versions (as subject or as object), and which are believed at a
-    known time: after the last recording or expiry among them, those never expired."""
-
-    def __init__(self, rows: list[Mapping[str, Any]]) -> None:
-        self.rows = rows
-        self._latest = [r for r in rows if r["expired_at"] is None]
-        times = [r["recorded_at"] for r in rows]
-        times += [r["expired_at"] for r in rows if r["expired_at"] is not None]
-        self._horizon = max(times) if times else None
-
-    def believed(self, known_at: datetime) -> list[Mapping[str, Any]]:
-        if self._horizon is None or known_at >= self._horizon:
-            return self._latest
-        return [r for r in self.rows if visible(r, known_at=known_at, valid_at=None)]
 
 
 def _row_statement(r: Mapping[str, Any]) -> str:
