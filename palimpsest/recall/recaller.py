@@ -175,7 +175,7 @@ class Recaller:
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
             facts = _outside_window(facts, window, params)
             # episodes whose facts about the named entities no longer hold at V yield
-            gone = np.isin(scored.rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+            gone = _ended_rows(ix, scored.rows, ended)
             score = scored.score.astype(np.float64)
             score[gone] *= _ENDED
             top = _vectors.top_stable(score, pool)
@@ -428,3 +428,15 @@ def _with_neighbours(
     at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
     found = order[at[keys[at] == want]]
     return np.union1d(top.astype(np.int64), found.astype(np.int64))
+
+
+def _ended_rows(
+    ix: NamespaceIndex, rows: npt.NDArray[np.int64], ended: set[str]
+) -> npt.NDArray[np.bool_]:
+    """Which candidate rows are episodes in `ended`, looked up from the smaller side (a
+    dated lifelog's "user" can end tens of thousands of episodes; a recall scores a few
+    hundred)."""
+    if len(ended) <= len(rows):
+        return np.isin(rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+    ids = ix.ids
+    return np.fromiter((ids[r] in ended for r in rows.tolist()), dtype=np.bool_, count=len(rows))
