@@ -61,29 +61,30 @@ def test_a_named_entity_is_hop_one_and_outranks_hop_two(family: Memory) -> None:
     assert hits[0].evidence == [] and hits[0].status == "current"
 
 
-def _versions(rows: list[dict[str, Any]]) -> xp.Versions:
-    for r in rows:
-        r.update(recorded_at=T, expired_at=None, valid_from=None, valid_to=None, evidence=[])
-    return xp.Versions(rows, stems=lambda rs: [set(r.get("words", ())) for r in rs])
-
-
 T = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def _row(**fields: Any) -> dict[str, Any]:
+    """A stored fact version: recorded at T, never expired, always valid, unless told."""
+    base = {"recorded_at": T, "expired_at": None, "valid_from": None, "valid_to": None}
+    return {**base, "evidence": [], **fields}
+
+
+def _versions(rows: list[dict[str, Any]]) -> xp.Versions:
+    return xp.Versions(rows, stems=lambda rs: [set(r.get("words", ())) for r in rs])
 
 
 def test_walk_bounds_the_second_hop() -> None:
     # hop-1 fact i shares i query words: the three sharing most lead on, no more
     user = _versions(
-        [
-            {"id": f"f{i}", "subject_id": "u", "object_id": f"e{i}", "words": range(i)}
-            for i in range(20)
-        ]
+        [_row(id=f"f{i}", subject_id="u", object_id=f"e{i}", words=range(i)) for i in range(20)]
     )
     calls: list[str] = []
 
     def fetch(e: str, as_object: bool) -> xp.Versions:
         if e != "u":
             calls.append(e)
-            return _versions([{"id": f"g{e}", "subject_id": e, "object_id": None}])
+            return _versions([_row(id=f"g{e}", subject_id=e, object_id=None)])
         return user if not as_object else _versions([])
 
     out = xp.walk(fetch, ["u"], set(range(20)), known_at=T, fanout=3)
@@ -96,7 +97,7 @@ def test_walk_bounds_the_second_hop() -> None:
 
 def test_walk_takes_a_version_once() -> None:
     # u -knows-> a is u's fact as subject and a's as object: one row, at hop 1
-    link = {"id": "k", "subject_id": "u", "object_id": "a", "words": ["x"]}
+    link = _row(id="k", subject_id="u", object_id="a", words=["x"])
     by = {("u", False): _versions([dict(link)]), ("a", True): _versions([dict(link)])}
 
     def fetch(e: str, as_object: bool) -> xp.Versions:
@@ -107,14 +108,13 @@ def test_walk_takes_a_version_once() -> None:
 
 
 def test_walk_sees_only_what_was_believed_at_known_at() -> None:
-    rows: list[dict[str, Any]] = [
-        {"id": "old", "subject_id": "u"},
-        {"id": "new", "subject_id": "u"},
-    ]
-    _versions(rows)  # the fields every version has
-    rows[0].update(expired_at=T + timedelta(days=2))
-    rows[1].update(recorded_at=T + timedelta(days=2), object_id=None)
-    vs = xp.Versions(rows, stems=lambda rs: [set() for _ in rs])
+    later = T + timedelta(days=2)
+    vs = _versions(
+        [
+            _row(id="old", subject_id="u", object_id=None, expired_at=later),
+            _row(id="new", subject_id="u", object_id=None, recorded_at=later),
+        ]
+    )
 
     def fetch(e: str, as_object: bool) -> xp.Versions:
         return vs if not as_object else _versions([])

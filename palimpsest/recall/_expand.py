@@ -16,7 +16,7 @@ most words with the query, at most `FANOUT` of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -152,15 +152,15 @@ def _without_seen(new: Segment, before: Sequence[Segment]) -> Segment:
     """`new` less the versions an earlier segment holds, comparing from the smaller side
     (the user's thousands of facts are met once, not once per later fetch)."""
     drop: set[int] = set()
-    new_mask = new.mask()
     for old in before:
-        old_mask = old.mask()
         if len(new.index) <= len(old.index):
+            old_mask = old.mask()
             for p in new.index.tolist():
                 q = old.versions.position(new.versions.ids[p])
                 if q is not None and old_mask[q]:
                     drop.add(p)
         else:
+            new_mask = new.mask()
             for q in old.index.tolist():
                 p2 = new.versions.position(old.versions.ids[q])
                 if p2 is not None and new_mask[p2]:
@@ -246,10 +246,10 @@ def shortlist(lexical: npt.ArrayLike, hops: npt.ArrayLike, n: int = MAX_SCORED) 
     return first + [int(i) for i in rest]
 
 
-def hop_weight(hops: Iterable[int], decay: float = HOP_DECAY) -> F32:
+def hop_weight(hops: Sequence[int], decay: float = HOP_DECAY) -> F32:
     """Score multiplier per hop: 1 for the named entity's own facts, `decay` per hop after.
 
     >>> hop_weight([1, 2]).tolist()
     [1.0, 0.8500000238418579]
     """
-    return np.power(decay, np.asarray(list(hops), dtype=np.float64) - 1).astype(np.float32)
+    return np.power(decay, np.asarray(hops, dtype=np.float64) - 1).astype(np.float32)
