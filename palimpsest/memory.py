@@ -492,9 +492,9 @@ class Memory:
     ) -> dict[str, Any]:
         return self._reindexer.reindex(re_embed=re_embed, batch_size=batch_size, progress=progress)
 
-    @_doc(RecallIndex.warm)
+    @_doc(Recaller.warm)
     def warm_recall(self, namespace: str | None = None) -> None:
-        self._index.warm(self._ns(namespace))
+        self._recall.warm(self._ns(namespace))
 
     @_doc(RecallIndex.kind)
     def vector_index_kind(self, namespace: str | None = None) -> str:

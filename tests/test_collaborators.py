@@ -7,7 +7,7 @@ dependencies, so each one's contract with the others is pinned down.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -77,6 +77,11 @@ class FakeStore:
     def write_slot(self, **kw: Any) -> bool:
         self.calls.append(("write_slot", kw))
         return True
+
+    @contextmanager
+    def writing_slots(self, slots: Iterable[str]) -> Iterator[None]:
+        self.calls.append(("writing_slots", sorted(slots)))
+        yield
 
 
 class FakeLog:
@@ -229,7 +234,8 @@ def test_writer_stamps_one_transaction_time_and_hands_notes_on_after_the_commit(
         T0,
         "current",
     )
-    [(name, call)] = store.calls
+    [(declared, slots), (name, call)] = store.calls
+    assert declared == "writing_slots" and slots == [call["slot"]["id"]]  # what it wrote
     assert name == "write_slot" and call["at"] == T0 and call["assertions"][0]["seq"] == 8
     assert {e["name"] for e in call["entities"]} == {"Mira", "jazz"}
     assert embed.seen == ["note 1", "flush"] and store.transactions == 1 and ctx.seq == 8

@@ -11,12 +11,15 @@ embedder, no extractor), real Kùzu on disk.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from palimpsest import Memory
+from palimpsest.graph import fact_order
 from palimpsest.models import Hit
 from palimpsest.recall import HashingEmbedder
 
@@ -131,3 +134,72 @@ def test_a_warm_walk_still_answers_as_known_at_an_earlier_time(mem: Memory, cloc
     mem.retract(oslo.id)
     clock.tick()
     assert not any("Oslo" in t for t in _facts(mem.recall(Q, min_score=0)))
+
+
+def _canonical(rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    # the store's order, ties (same subject, predicate, start and object) by id
+    return [(*fact_order(r), r["id"], sorted(r.items())) for r in rows]  # type: ignore[arg-type]
+
+
+def test_warm_versions_follow_random_writes_as_a_fresh_read_would(
+    mem: Memory, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A write to some slots patches the cached versions of the entities they concern
+    # (graph/_changes.py); anything else makes them be read again. After every write,
+    # each cached copy must hold exactly what reading it again returns, recall's fact
+    # hits must be those of a cold cache, and after a fact write recall reads from the
+    # store only the entities it had not cached.
+    rng = random.Random(5)
+    people, places = ["Ana", "Tom", "Mira"], ["Rome", "Oslo", "Lima", "Kyiv"]
+    question = "where do Ana, Tom and Mira live, and who lives in Rome?"
+    facts, store = mem._recall._facts, mem._store
+    reads: list[str] = []
+    read = store.facts_asof
+
+    def counted(**kw: Any) -> list[dict[str, Any]]:
+        reads.append(kw.get("subject_id") or kw.get("object_id") or "")
+        return read(**kw)
+
+    monkeypatch.setattr(store, "facts_asof", counted)
+    patched = 0
+    for step in range(60):
+        op = rng.choice(["assert", "assert", "many", "end", "retract", "remember"])
+        who, where = rng.choice(people), rng.choice(places)
+        if op == "assert":
+            pred = rng.choice(["lives_in", "visited"])
+            mem.assert_fact(who, pred, where, valid_from=f"20{rng.randint(10, 29)}-01-01T00:00:00Z")
+        elif op == "many":
+            mem.assert_many(
+                [{"subject": rng.choice(people), "predicate": "visited", "object": p}
+                 for p in rng.sample(places, 2)]
+            )  # fmt: skip
+        elif op == "end":
+            mem.end_fact(who, "lives_in", where, at=clock.now)
+        elif op == "retract":
+            current = mem.facts(who)
+            if current:
+                mem.retract(rng.choice(current).id)
+        else:
+            mem.remember(f"{who} sent a postcard, note {step}.")
+        clock.tick()
+        cached = set(facts._versions)
+        reads.clear()
+        warm = [(h.text, h.status, h.score) for h in mem.recall(question, min_score=0)
+                if h.kind == "fact"]  # fmt: skip
+        if op in ("assert", "many", "end", "remember") and cached:
+            # only what was not cached is read: the rest was patched (or untouched)
+            assert sorted(reads) == sorted(k[1] for k in set(facts._versions) - cached), op
+            patched += op != "remember"
+        for (ns, entity_id, as_object), vs in facts._versions.items():
+            fresh = read(
+                namespace=ns, valid_at=None, known_at=None, include_quarantined=True,
+                subject_id=None if as_object else entity_id,
+                object_id=entity_id if as_object else None,
+            )  # fmt: skip
+            assert sorted(_canonical(vs.rows)) == sorted(_canonical(fresh)), (step, op)
+            assert [fact_order(r) for r in vs.rows] == [fact_order(r) for r in fresh]
+        facts._forget_versions(facts._versions_at)
+        cold = [(h.text, h.status, h.score) for h in mem.recall(question, min_score=0)
+                if h.kind == "fact"]  # fmt: skip
+        assert warm == cold, (step, op)
+    assert patched >= 20

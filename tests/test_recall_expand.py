@@ -126,6 +126,26 @@ def test_walk_sees_only_what_was_believed_at_known_at() -> None:
     assert ids(T + timedelta(days=3)) == ["new"]
 
 
+def test_an_episode_is_ended_only_by_hop_one_versions_and_only_if_none_it_cites_holds() -> None:
+    v = T + timedelta(days=1)
+    user = _versions(
+        [
+            _row(id="gone", subject_id="u", object_id="a", valid_to=T, evidence=["e1", "e2"]),
+            _row(id="holds", subject_id="u", object_id="b", evidence=["e2"]),
+        ]
+    )
+    far = _versions([_row(id="far", subject_id="a", object_id=None, valid_to=T, evidence=["e3"])])
+
+    def fetch(e: str, as_object: bool) -> xp.Versions:
+        return {("u", False): user, ("a", False): far}.get((e, as_object)) or _versions([])
+
+    walked = xp.walk(fetch, ["u"], set(), known_at=v)
+    walked.append(xp.Segment(far, far.believed(v), 2))  # a hop-2 version, ended too
+    ended = xp.Ended.of(walked, [s.versions.covers(v) for s in walked])
+    # e1 cites only an ended hop-1 version; e2 also one that holds; e3 an ended hop-2 one
+    assert ended.mask(["e1", "e2", "e3", "e4"]).tolist() == [True, False, False, False]
+
+
 def test_naming_someone_is_not_an_answer(family: Memory) -> None:
     # every fact of Ana holds her name: a question about something else of hers
     # must not ride on it, while a question her facts answer still finds them

@@ -347,13 +347,15 @@ class Writer:
                 new = {s for s, row in slots.items() if row["subject_id"] in fresh}
                 cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
                 draft = _Draft(slots, new, assertions, entities, cards, k)
-                if job is not None and asked == slots.keys() - new:
-                    changed = self._write_ahead(draft, job)
-                    # the records are built on the reader thread while this one commits
-                    done = self.ahead.submit(self._records, assertions, changed)
-                else:
-                    changed = self._write_in_line(draft)
-                    done = None
+                # only these slots' versions change: copies of others stay current
+                with ctx.store.writing_slots(slots):
+                    if job is not None and asked == slots.keys() - new:
+                        changed = self._write_ahead(draft, job)
+                        # the records are built on the reader thread while this one commits
+                        done = self.ahead.submit(self._records, assertions, changed)
+                    else:
+                        changed = self._write_in_line(draft)
+                        done = None
             self._embed.note(ns, entities, assertions)  # committed (or joins the caller's)
         except BaseException:
             ctx.restore(saved)

@@ -13,6 +13,7 @@ from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 from ._slots import decode, encode
 from ._store import DB_FILE, Store
+from ._store_reads import fact_order
 
 __all__ = [
     "DB_FILE",
@@ -26,4 +27,5 @@ __all__ = [
     "check_params",
     "decode",
     "encode",
+    "fact_order",
 ]

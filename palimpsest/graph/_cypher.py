@@ -9,7 +9,8 @@ only ever travels as a parameter.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ._columns import CASTS
@@ -114,6 +115,20 @@ class StoreBase:
         """Changes whenever anything may have been written (see `Database.generation`):
         in-process copies of rows read at one generation are stale at another."""
         return self.db.generation
+
+    @property
+    def fact_generation(self) -> int:
+        """Changes only when a write may have changed a fact version (`_changes.py`)."""
+        return self.db.facts.generation
+
+    def facts_changed_since(self, generation: int) -> frozenset[str] | None:
+        """The slots whose versions changed after `fact_generation` was `generation`;
+        None when that is unknown (re-read every copy)."""
+        return self.db.facts.since(generation)
+
+    def writing_slots(self, slot_ids: Iterable[str]) -> AbstractContextManager[None]:
+        """Around a write that changes the versions of these slots and of no others."""
+        return self.db.facts.declared(slot_ids)
 
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.

@@ -19,7 +19,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import kuzu
 
 from ..errors import MemoryLocked, StoreError
+from ._changes import FactChanges, table_touches_facts, touches_facts
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _TX_CONTROL = {"BEGIN TRANSACTION", "COMMIT", "ROLLBACK"}
@@ -71,6 +72,14 @@ def _from_db(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _from_db(v) for k, v in value.items() if k[0] != "_"}
     return value
+
+
+@contextmanager
+def _finally(fn: Any) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        fn()
 
 
 def _default_pool() -> int:
@@ -164,7 +173,10 @@ class Database:
         # Moved before and after every statement that may write and every transaction
         # (`_changing`): a copy of rows read at generation g is current while it is still g.
         self.generation = 0
-        self._writes: dict[str, bool] = {}
+        # Moved only by writes that may change a fact version, with the slots they
+        # changed when the writer declared them (graph/_changes.py)
+        self.facts = FactChanges()
+        self._writes: dict[str, tuple[bool, bool]] = {}  # cypher -> (writes, touches facts)
         self.closed = False
 
     @classmethod
@@ -224,10 +236,16 @@ class Database:
         check_params(cypher, params)
         if self.closed:
             raise StoreError("the database is closed")
-        writes = self._writes.get(cypher)
-        if writes is None:
-            writes = self._writes[cypher] = _WRITES.search(cypher) is not None
-        with self._changing() if writes else nullcontext():
+        kind = self._writes.get(cypher)
+        if kind is None:
+            writes = _WRITES.search(cypher) is not None
+            kind = self._writes[cypher] = (writes, writes and touches_facts(cypher))
+        if not kind[0]:
+            try:
+                return self._conn().run(cypher, params)
+            except RuntimeError as e:
+                raise StoreError(f"query failed: {e}") from e
+        with self._changing(facts=kind[1]):
             try:
                 return self._conn().run(cypher, params)
             except RuntimeError as e:
@@ -275,7 +293,7 @@ class Database:
 
     def ddl(self, cypher: str) -> None:
         """Schema statements, inside the writer."""
-        with self._write_lock, self._changing():
+        with self._write_lock, self._changing(facts=True):
             try:
                 self._writer.raw(cypher)
             except RuntimeError as e:
@@ -292,7 +310,8 @@ class Database:
                 raise StoreError("the database is closed")
             self._writer.raw("BEGIN TRANSACTION")
             self._tx_owner = threading.get_ident()
-            with self._changing():  # until it has committed or rolled back
+            self.facts.begin()
+            with self._changing(), _finally(self.facts.end):  # until committed or rolled back
                 try:
                     yield
                 except BaseException:
@@ -310,15 +329,18 @@ class Database:
                     raise StoreError(f"commit failed: {e}") from e
 
     @contextmanager
-    def _changing(self) -> Iterator[None]:
+    def _changing(self, *, facts: bool = False) -> Iterator[None]:
         """Around anything that may write: rows read before it or while it runs carry a
         generation that is stale once it is over (a write inside a transaction moves it
-        for the writer's own reads; the commit, for everyone's)."""
+        for the writer's own reads; the commit, for everyone's). `facts`: it may change
+        a fact version (`self.facts` hears of it when it is over)."""
         self.generation += 1
         try:
             yield
         finally:
             self.generation += 1
+            if facts:
+                self.facts.wrote(touches=True)
 
     def copy(self, table: str, data: Any) -> None:
         """`COPY table FROM <arrow table>`; the table name comes from our code only.
@@ -329,7 +351,7 @@ class Database:
         """
         if not table.isidentifier():
             raise StoreError(f"internal: bad table name {table!r}")
-        with self.write(), self._changing():
+        with self.write(), self._changing(facts=table_touches_facts(table)):
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(f"COPY {table} FROM $t", {"t": data})
@@ -344,7 +366,7 @@ class Database:
         an UNWIND-ed struct would make cross products of full scans.
         """
         check_params(cypher, {"t": data})
-        with self.write(), self._changing():
+        with self.write(), self._changing(facts=touches_facts(cypher)):
             try:
                 self._writer.use_threads(0)
                 self._writer.conn.execute(cypher, {"t": data})
@@ -362,6 +384,6 @@ class Database:
             self._writer.raw(f"EXPORT DATABASE '{safe}' (format='parquet')")
 
     def import_from(self, directory: Path) -> None:
-        with self._write_lock, self._changing():
+        with self._write_lock, self._changing(facts=True):
             safe = str(directory).replace("\\", "\\\\").replace("'", "\\'")
             self._writer.raw(f"IMPORT DATABASE '{safe}'")

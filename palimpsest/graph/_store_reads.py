@@ -8,6 +8,7 @@ when the caller gives one (notes/kuzu-0.11.3.md §4.2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,7 +86,7 @@ class FactStore(StoreBase):
             return [{"plan": self.db.explain(cypher, **params)}]
         rows = self.db.query(cypher, **params)
         if limit is None:
-            rows.sort(key=_fact_order)
+            rows.sort(key=fact_order)
         return rows
 
     def changed_versions(
@@ -156,13 +157,20 @@ class FactStore(StoreBase):
             out[label] = int(rows[0]["c"])
         return out
 
+    def version_count(self, namespace: str) -> int:
+        rows = self.db.query(
+            "MATCH (f:Fact) WHERE f.namespace = $ns RETURN count(*) AS c", ns=namespace
+        )
+        return int(rows[0]["c"])
+
     def namespaces(self) -> list[str]:
         rows = self.db.query("MATCH (s:SlotState) RETURN DISTINCT s.namespace AS ns")
         rows += self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
         return sorted({r["ns"] for r in rows})
 
 
-def _fact_order(r: Row) -> tuple[str, str, bool, datetime, str]:
+def fact_order(r: Mapping[str, Any]) -> tuple[str, str, bool, datetime, str]:
+    """The order `facts_asof` returns versions in (without a limit)."""
     vf = r["valid_from"]
     return (r["subject"], r["predicate"], vf is not None, vf or _EPOCH, r["object"])
 

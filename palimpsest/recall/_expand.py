@@ -16,6 +16,7 @@ most words with the query, at most `FANOUT` of them.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -53,14 +54,19 @@ class Versions:
     """
 
     def __init__(
-        self, rows: list[Row], stems: Callable[[Sequence[Row]], Sequence[AbstractSet[str]]]
+        self,
+        rows: list[Row],
+        stems: Callable[[Sequence[Row]], Sequence[AbstractSet[str]]],
+        row_stems: list[AbstractSet[str]] | None = None,
     ):
         self.rows = rows
         self.ids = [str(r["id"]) for r in rows]
         self._stems = stems
+        self._row_stems = row_stems  # per row, once something asked for words
+        self._slots: frozenset[str] | None = None
         self._pos: dict[str, int] | None = None
         self._by_stem: dict[str, list[int]] | None = None
-        self._evidence: tuple[Idx, Idx, list[str]] | None = None
+        self._evidence: tuple[Idx, Idx, dict[str, int]] | None = None
         self.latest = np.array(
             [i for i, r in enumerate(rows) if r["expired_at"] is None], dtype=np.intp
         )
@@ -98,8 +104,10 @@ class Versions:
         if not query_stems or not self.rows:
             return out
         if self._by_stem is None:
+            if self._row_stems is None:
+                self._row_stems = list(self._stems(self.rows))
             by_stem: dict[str, list[int]] = {}
-            for i, ss in enumerate(self._stems(self.rows)):
+            for i, ss in enumerate(self._row_stems):
                 for s in ss:
                     by_stem.setdefault(s, []).append(i)
             self._by_stem = by_stem
@@ -109,13 +117,50 @@ class Versions:
                 out[hit] += 1.0
         return out / np.float32(len(query_stems))
 
+    def holds_any(self, slots: AbstractSet[str]) -> bool:
+        """Whether a version of one of `slots` is among these."""
+        if self._slots is None:
+            self._slots = frozenset(str(r["slot_id"]) for r in self.rows)
+        return not self._slots.isdisjoint(slots)
+
+    def patched(
+        self, slots: AbstractSet[str], fresh: Sequence[Row], order: Callable[[Row], Any]
+    ) -> Versions:
+        """These versions with those of `slots` replaced by `fresh` (the slots' versions
+        now that concern this entity), each put where the store's `order` puts it: what
+        reading them all again would give, at the cost of the rows that changed."""
+        keep = [i for i, r in enumerate(self.rows) if r["slot_id"] not in slots]
+        rows = [self.rows[i] for i in keep]
+        old = self._row_stems
+        stems = None if old is None else [old[i] for i in keep]
+        new = sorted(fresh, key=order)
+        new_stems = list(self._stems(new)) if stems is not None and new else []
+        for n, r in enumerate(new):
+            at = bisect.bisect_right(rows, order(r), key=order)
+            rows.insert(at, r)
+            if stems is not None:
+                stems.insert(at, new_stems[n])
+        return Versions(rows, stems=self._stems, row_stems=stems)
+
     def position(self, fact_id: str) -> int | None:
         if self._pos is None:
             self._pos = {i: n for n, i in enumerate(self.ids)}
         return self._pos.get(fact_id)
 
-    def evidence(self, keep: npt.NDArray[np.bool_]) -> set[str]:
-        """The episodes that evidence the versions `keep` marks."""
+    def evidence(self, keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Per episode these versions cite (`code`): whether one of those `keep` marks
+        cites it. An array, not a set of ids: "user" in a lifelog cites tens of
+        thousands of episodes, and a recall asks about a few hundred of them."""
+        rows, codes, names = self._evidence_index()
+        out = np.zeros(len(names), dtype=np.bool_)
+        out[codes[keep[rows]]] = True
+        return out
+
+    def code(self, episode_id: str) -> int | None:
+        """The episode's position in `evidence`'s arrays; None when no version cites it."""
+        return self._evidence_index()[2].get(episode_id)
+
+    def _evidence_index(self) -> tuple[Idx, Idx, dict[str, int]]:
         if self._evidence is None:
             names: dict[str, int] = {}
             pairs = [
@@ -125,9 +170,46 @@ class Versions:
             ]
             rows = np.array([i for i, _ in pairs], dtype=np.intp)
             codes = np.array([c for _, c in pairs], dtype=np.intp)
-            self._evidence = (rows, codes, list(names))
-        rows, codes, names_of = self._evidence
-        return {names_of[c] for c in np.unique(codes[keep[rows]]).tolist()}
+            self._evidence = (rows, codes, names)
+        return self._evidence
+
+
+class Ended:
+    """The episodes that cite a hop-1 version not holding at valid_at and none that
+    holds, asked of the candidates only.
+
+        >>> ended = Ended.of(segments, covers)
+        >>> ended.mask(["ep_1", "ep_2"]).tolist()
+        [True, False]
+    """
+
+    def __init__(self, parts: list[tuple[Versions, npt.NDArray[np.bool_], bool]]) -> None:
+        self._parts = parts  # (versions, cites a version that holds / does not, hop 1)
+
+    @classmethod
+    def of(cls, walked: Sequence[Segment], covers: Sequence[npt.NDArray[np.bool_]]) -> Ended:
+        parts: list[tuple[Versions, npt.NDArray[np.bool_], bool]] = []
+        for s, c in zip(walked, covers, strict=True):
+            taken = s.mask()
+            parts.append((s.versions, s.versions.evidence(taken & c), False))
+            if s.hop == 1:
+                parts.append((s.versions, s.versions.evidence(taken & ~c), True))
+        return cls(parts)
+
+    def mask(self, episode_ids: Sequence[str]) -> npt.NDArray[np.bool_]:
+        out = np.zeros(len(episode_ids), dtype=np.bool_)
+        for n, e in enumerate(episode_ids):
+            ended = False
+            for versions, cites, gone in self._parts:
+                code = versions.code(e)
+                if code is None or not cites[code]:
+                    continue
+                if not gone:
+                    ended = False
+                    break
+                ended = True
+            out[n] = ended
+        return out
 
 
 @dataclass

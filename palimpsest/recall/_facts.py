@@ -24,6 +24,7 @@ import numpy.typing as npt
 from .. import _names as names
 from ..engine.rows import fact_model
 from ..errors import ValidationError
+from ..graph import fact_order
 from ..models import Fact, Hit
 from ..temporal import version_status
 from . import _expand as xp
@@ -49,18 +50,6 @@ WARNING = (
 )
 
 
-def _only_ended(walked: Sequence[xp.Segment], covers: Sequence[npt.NDArray[np.bool_]]) -> set[str]:
-    """Episodes that evidence a hop-1 version not holding at V and none that holds."""
-    ended: set[str] = set()
-    live: set[str] = set()
-    for s, c in zip(walked, covers, strict=True):
-        taken = s.mask()
-        live |= s.versions.evidence(taken & c)
-        if s.hop == 1:
-            ended |= s.versions.evidence(taken & ~c)
-    return ended - live
-
-
 class FactRecall:
     """Fact hits for `recall`, and the statement vectors they were scored with."""
 
@@ -78,12 +67,14 @@ class FactRecall:
         self._asof = asof
         self._embedder = embedder
         self._statement_vectors: dict[str, F32] | None = None  # read once per open memory
-        # Every version of a named entity's facts, read once per store generation, and the
-        # stems of each version's statement: the walk filters these by known_at itself,
-        # so a question about a much-described entity costs no Kùzu rows while nothing
-        # is written (at 20k lifelog episodes, 8k rows a recall were ~2/3 of its time).
+        # Every version of a named entity's facts, and the stems of each version's
+        # statement: the walk filters these by known_at itself, so a question about a
+        # much-described entity costs no Kùzu rows (at 20k lifelog episodes, 8k rows a
+        # recall were ~2/3 of its time). Kept across writes that change other facts,
+        # patched after a write to some of its slots (at 100k episodes, reading "user"
+        # again after each remember made the next recall take 5 s).
         self._versions: dict[tuple[str, str, bool], xp.Versions] = {}
-        self._versions_at = -1  # the store generation they were read at
+        self._versions_at = -1  # the store's fact generation they are current at
         self._versions_held = 0
 
     def forget_statements(self, ns: str = "", episode_ids: Sequence[str] = ()) -> None:
@@ -95,12 +86,61 @@ class FactRecall:
         self._versions.clear()
         self._versions_at, self._versions_held = generation, 0
 
+    def _catch_up(self) -> None:
+        """Bring the cached versions to the store's fact generation: after writes that
+        said which slots they changed (the fact writer), re-read those slots and patch
+        the entities they concern; after any other, forget them all."""
+        generation = self._store.fact_generation
+        if generation == self._versions_at:
+            return
+        slots = self._store.facts_changed_since(self._versions_at)
+        if slots is None or self._versions_held > _VERSION_CACHE:
+            self._forget_versions(generation)
+            return
+        if slots and self._versions:
+            fresh = [r for rows in self._store.slot_versions(sorted(slots)).values() for r in rows]
+            for key, vs in list(self._versions.items()):
+                _, entity_id, as_object = key
+                side = "object_id" if as_object else "subject_id"
+                mine = [r for r in fresh if r[side] == entity_id]
+                if mine or vs.holds_any(slots):
+                    patched = vs.patched(slots, mine, fact_order)
+                    self._versions[key] = patched
+                    self._versions_held += len(patched) - len(vs)
+        self._versions_at = generation
+
+    def warm(self, ns: str) -> None:
+        """Read every version of the namespace once, by entity at both ends, so that no
+        question's first mention of an entity waits for the store (at 100k lifelog
+        episodes each cost 50-150 ms, "user" 2-3 s); left to recall above the cache's
+        size."""
+        self._catch_up()
+        if 2 * self._store.version_count(ns) + self._versions_held > _VERSION_CACHE:
+            return
+        generation = self._versions_at
+        rows = self._store.facts_asof(
+            namespace=ns, valid_at=None, known_at=None, include_quarantined=True
+        )
+        if self._store.fact_generation != generation:
+            return  # written meanwhile
+        groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
+        for r in rows:  # in the store's order, so each group is too
+            groups.setdefault((ns, str(r["subject_id"]), False), []).append(r)
+            if r["object_id"] is not None:
+                groups.setdefault((ns, str(r["object_id"]), True), []).append(r)
+        for key, mine in groups.items():
+            if key not in self._versions:
+                self._versions[key] = xp.Versions(list(mine), stems=self._stems_of)
+                self._versions_held += len(mine)
+
     def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> xp.Versions:
         """Every recorded version with the entity as subject (or object), in the store's
-        order; current while the store's generation has not moved."""
-        generation = self._store.generation
-        if generation != self._versions_at or self._versions_held > _VERSION_CACHE:
-            self._forget_versions(generation)
+        order; kept while the store's fact generation has not moved, patched after a
+        write to a few slots (`_catch_up`)."""
+        self._catch_up()
+        if self._versions_held > _VERSION_CACHE:
+            self._forget_versions(self._versions_at)
+        generation = self._versions_at
         key = (ns, entity_id, as_object)
         cached = self._versions.get(key)
         if cached is not None:
@@ -116,7 +156,7 @@ class FactRecall:
             )
         )
         out = xp.Versions(rows, stems=self._stems_of)
-        if self._store.generation == generation:  # nothing was written meanwhile
+        if self._store.fact_generation == generation:  # nothing was written meanwhile
             self._versions[key] = out
             self._versions_held += len(rows)
         return out
@@ -206,12 +246,12 @@ class FactRecall:
         v: datetime,
         kt: datetime,
         params: rk.RankParams,
-    ) -> tuple[list[Hit], set[str]]:
+    ) -> tuple[list[Hit], xp.Ended]:
         """Facts about the named entities valid at V as believed at K, as scored hits;
-        and the episodes that only evidence versions not holding at V."""
+        and which episodes only evidence versions not holding at V."""
         named = self._named_entities(ns, query)
         if not named:
-            return [], set()
+            return [], xp.Ended([])
         subjects = list(named)
         qterms = {s for s in stems if not s.startswith("zq")} or set(stems)
         # Every fact of a named entity contains its name: that the question names
@@ -230,7 +270,7 @@ class FactRecall:
         # per segment: the versions holding at V, and (hop 1) those that do not
         covers = [s.versions.covers(v) for s in walked]
         held = [s.only(c) for s, c in zip(walked, covers, strict=True)]
-        ended = _only_ended(walked, covers)
+        ended = xp.Ended.of(walked, covers)
         if not any(len(s.index) for s in held):
             return [], ended
         lex_all = np.concatenate([s.versions.lexical(qterms)[s.index] for s in held])

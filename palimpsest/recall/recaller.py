@@ -46,6 +46,7 @@ from ..models import Hit
 from . import _bm25, _vectors
 from . import ranking as rk
 from ._evidence import Evidence, answers, crowd
+from ._expand import Ended
 from ._facts import WARNING, FactRecall
 from ._text import INDEX_STOPWORDS, query_words
 from .index import NamespaceIndex, RecallIndex
@@ -200,6 +201,17 @@ class Recaller:
             used.insert(0, hits[0])
         self._uses.note(ns, used_episodes(used), ix)
         return hits
+
+    def warm(self, ns: str) -> None:
+        """Load what recall keeps of the namespace now rather than at its first
+        recalls: the episode table, vectors and BM25 postings, and every fact version
+        by entity (unless there are more than it keeps).
+
+        >>> mem.warm_recall()
+        """
+        with self._ctx.lock:
+            self._index.warm(ns)
+            self._facts.warm(ns)
 
     def _score_episodes(
         self,
@@ -431,12 +443,10 @@ def _with_neighbours(
 
 
 def _ended_rows(
-    ix: NamespaceIndex, rows: npt.NDArray[np.int64], ended: set[str]
+    ix: NamespaceIndex, rows: npt.NDArray[np.int64], ended: Ended
 ) -> npt.NDArray[np.bool_]:
-    """Which candidate rows are episodes in `ended`, looked up from the smaller side (a
-    dated lifelog's "user" can end tens of thousands of episodes; a recall scores a few
-    hundred)."""
-    if len(ended) <= len(rows):
-        return np.isin(rows, [p for e in ended if (p := ix.pos.get(e)) is not None])
+    """Which candidate rows are episodes that only cite facts no longer holding, asked
+    of the candidates (a dated lifelog's "user" ends tens of thousands of episodes; a
+    recall scores a few hundred)."""
     ids = ix.ids
-    return np.fromiter((ids[r] in ended for r in rows.tolist()), dtype=np.bool_, count=len(rows))
+    return ended.mask([ids[r] for r in rows.tolist()])
