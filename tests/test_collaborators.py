@@ -7,7 +7,7 @@ dependencies, so each one's contract with the others is pinned down.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -79,9 +79,18 @@ class FakeStore:
         return True
 
     @contextmanager
-    def writing_slots(self, slots: Iterable[str]) -> Iterator[None]:
-        self.calls.append(("writing_slots", sorted(slots)))
-        yield
+    def writing_facts(self) -> Iterator[FakeScope]:
+        scope = FakeScope()
+        yield scope
+        self.calls.append(("writing_facts", scope.deltas))
+
+
+class FakeScope:
+    def __init__(self) -> None:
+        self.deltas: list[Any] = []
+
+    def report(self, delta: Any) -> None:
+        self.deltas.append(delta)
 
 
 class FakeLog:
@@ -179,7 +188,7 @@ class FakeMaterialiser:
 
     def plan(self, states: Mapping[str, SlotState], cards: Mapping[str, str], k: datetime) -> Plan:
         self.planned.append(k)
-        return Plan(changed=set(states))
+        return Plan(changed=set(states), insert=[{"id": "fv_1", "object": "jazz"}])
 
     def version_row(self, a: Mapping[str, Any], *args: Any) -> dict[str, Any]:
         return {"assertion_id": a["id"]}
@@ -234,9 +243,11 @@ def test_writer_stamps_one_transaction_time_and_hands_notes_on_after_the_commit(
         T0,
         "current",
     )
-    [(declared, slots), (name, call)] = store.calls
-    assert declared == "writing_slots" and slots == [call["slot"]["id"]]  # what it wrote
+    [(name, call), (declared, [delta])] = store.calls
     assert name == "write_slot" and call["at"] == T0 and call["assertions"][0]["seq"] == 8
+    # what it wrote is reported to in-process copies: the one version, made at T0
+    assert declared == "writing_facts" and delta.at == T0 and delta.expired == ()
+    assert delta.inserted == ({"id": "fv_1", "object": "jazz"},) == tuple(call["insert"])
     assert {e["name"] for e in call["entities"]} == {"Mira", "jazz"}
     assert embed.seen == ["note 1", "flush"] and store.transactions == 1 and ctx.seq == 8
 

@@ -203,3 +203,30 @@ def test_warm_versions_follow_random_writes_as_a_fresh_read_would(
                 if h.kind == "fact"]  # fmt: skip
         assert warm == cold, (step, op)
     assert patched >= 20
+
+
+def test_warm_versions_follow_a_batch_that_replaces_a_fact(tmp_path: Path, clock: Clock) -> None:
+    # remember_many writes every turn's facts at one K, read by the real spaCy
+    # extractor: the stored version it replaces is expired, a closed one made, and the
+    # copies warm_recall read must follow.
+    with Memory.open(tmp_path / "x", clock=clock, embedder=HashingEmbedder()) as m:
+        m.remember("I live in Rome.", speaker="user")
+        clock.tick()
+        m.warm_recall()
+        facts = m._recall._facts
+        assert facts._versions  # what warm read
+        m.remember_many(
+            [{"text": "I live in Lisbon.", "speaker": "user"},
+             {"text": "I live in Oslo.", "speaker": "user"}]
+        )  # fmt: skip
+        clock.tick()
+        hits = [h.text for h in m.recall("where do I live?", min_score=0) if h.kind == "fact"]
+        assert hits and "Oslo" in hits[0]
+        facts._catch_up()
+        for (ns, entity_id, as_object), vs in facts._versions.items():
+            fresh = m._store.facts_asof(
+                namespace=ns, valid_at=None, known_at=None, include_quarantined=True,
+                subject_id=None if as_object else entity_id,
+                object_id=entity_id if as_object else None,
+            )  # fmt: skip
+            assert sorted(_canonical(vs.rows)) == sorted(_canonical(fresh))

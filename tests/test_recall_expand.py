@@ -12,7 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from palimpsest import Memory
 from palimpsest.recall import HashingEmbedder
@@ -160,3 +163,74 @@ def test_naming_someone_is_not_an_answer(family: Memory) -> None:
     assert family.recall("What is Ana's blood type?") == []
     # a question that is only a name still gets that entity's facts
     assert "Ana lives in Porto" in _facts(family.recall("Ana", k=6, min_score=0))
+
+
+def _key(r: Any) -> tuple[Any, ...]:
+    vf = r["valid_from"]
+    return (r["subject"], r["predicate"], vf is not None, vf or T, r["object"])
+
+
+_OBJECTS = ["Rome", "Oslo", "Lima"]
+
+
+_History = tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], set[str]]
+
+
+@st.composite
+def _histories(draw: st.DrawFn) -> _History:
+    """Stored versions of one subject, a write's new rows, and which stored ones it
+    expires and deletes."""
+
+    def row(i: int, tag: str) -> dict[str, Any]:
+        day = draw(st.integers(0, 4))
+        return _row(
+            id=f"{tag}{i}", subject="u", predicate=draw(st.sampled_from(["a", "b"])),
+            object=draw(st.sampled_from(_OBJECTS)), subject_id="u", object_id=None,
+            valid_from=None if day == 0 else T + timedelta(days=day),
+            valid_to=draw(st.sampled_from([None, T + timedelta(days=9)])),
+            recorded_at=T - timedelta(days=draw(st.integers(0, 3))),
+            evidence=draw(st.lists(st.sampled_from(["e1", "e2", "e3"]), max_size=2, unique=True)),
+            words=draw(st.sets(st.sampled_from(["w1", "w2", "w3"]), max_size=2)),
+        )  # fmt: skip
+
+    stored = sorted((row(i, "s") for i in range(draw(st.integers(0, 12)))), key=_key)
+    new = [row(i, "n") for i in range(draw(st.integers(0, 4)))]
+    ids = [r["id"] for r in stored]
+    expired = set(draw(st.lists(st.sampled_from(ids), unique=True))) if ids else set()
+    vanished = set(draw(st.lists(st.sampled_from(ids), unique=True))) if ids else set()
+    return stored, new, expired - vanished, vanished
+
+
+@given(_histories())
+@settings(max_examples=300, deadline=None)
+def test_patched_versions_answer_as_versions_of_the_rows_would(h: _History) -> None:
+    stored, new, expired, vanished = h
+    at = T + timedelta(days=1)
+    before = _versions([dict(r) for r in stored])
+    before.lexical({"w1"})  # built indexes are patched, not rebuilt
+    before.evidence(np.ones(len(before), dtype=np.bool_))
+    patched = before.patched(
+        inserted=new, expired=dict.fromkeys(expired, at), vanished=vanished, order=_key
+    )
+    rows = [({**r, "expired_at": at} if r["id"] in expired else r)
+            for r in stored if r["id"] not in vanished]  # fmt: skip
+    rows = sorted(rows + new, key=_key)  # stable: stored ones first among equal keys
+    want = _versions(rows)
+    assert [_key(r) for r in patched.rows] == [_key(r) for r in want.rows]
+    assert sorted(patched.rows, key=lambda r: r["id"]) == sorted(rows, key=lambda r: r["id"])
+    order = [r["id"] for r in patched.rows]
+    rank = [want.ids.index(i) for i in order]  # ties among equal keys may differ
+    for kt in (T - timedelta(days=2), T, at, T + timedelta(days=5)):
+        assert sorted(rank[i] for i in patched.believed(kt)) == want.believed(kt).tolist()
+    for v in (T, T + timedelta(days=3), T + timedelta(days=10)):
+        got = sorted(rank[i] for i in np.flatnonzero(patched.covers(v)))
+        assert got == np.flatnonzero(want.covers(v)).tolist()
+    for words in ({"w1"}, {"w2", "w3"}):
+        got = patched.lexical(words)
+        assert [float(got[order.index(i)]) for i in want.ids] == want.lexical(words).tolist()
+    keep = np.array([i % 2 == 0 for i in range(len(rows))], dtype=np.bool_)
+    mine = np.array([keep[want.ids.index(i)] for i in order], dtype=np.bool_)
+    cited_got, cited_want = patched.evidence(mine), want.evidence(keep)
+    for e in ("e1", "e2", "e3"):
+        g, w = patched.code(e), want.code(e)
+        assert (g is not None and bool(cited_got[g])) == (w is not None and bool(cited_want[w]))

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._ids import _new_id
-from ..graph import Store, decode, encode
+from ..graph import Store, VersionDelta, decode, encode
 from ..models import Cardinality
 from ..temporal import LogEntry, Schedule, Segment, diff, materialise, replay
 
@@ -61,6 +61,30 @@ class Plan:
     expire: list[str] = field(default_factory=list)
     insert: list[dict[str, Any]] = field(default_factory=list)
     changed: set[str] = field(default_factory=set)
+    # the rows of `vanish` and `expire`, as they were (what in-process copies patch)
+    vanished: list[dict[str, Any]] = field(default_factory=list)
+    expired: list[dict[str, Any]] = field(default_factory=list)
+
+    def delta(self, k: datetime) -> VersionDelta:
+        """What this plan does to fact versions, for `Store.writing_facts`."""
+        return VersionDelta(
+            at=k,
+            inserted=tuple(dict(r) for r in self.insert),
+            expired=tuple(_ends(v) for v in self.expired),
+            vanished=tuple(_ends(v) for v in self.vanished),
+        )
+
+    def extend(self, more: Plan) -> None:
+        self.vanish += more.vanish
+        self.expire += more.expire
+        self.insert += more.insert
+        self.changed |= more.changed
+        self.vanished += more.vanished
+        self.expired += more.expired
+
+
+def _ends(v: Mapping[str, Any]) -> tuple[str, str, str, str | None]:
+    return (v["id"], v["namespace"], v["subject_id"], v["object_id"])
 
 
 def _at_once(fn: Callable[..., _T], *args: Any) -> Future[_T]:
@@ -210,9 +234,11 @@ class Materialiser:
                 if v["recorded_at"] == k:
                     # believed for no instant (written and overwritten at one K): not knowledge
                     plan.vanish.append(v["id"])
+                    plan.vanished.append(v)
                     st.versions = [x for x in st.versions if x["id"] != v["id"]]
                 else:
                     plan.expire.append(v["id"])
+                    plan.expired.append(v)
                     v["expired_at"] = k
             for seg in new:
                 row = self.version_row(by_id[seg.source], seg.valid_from, seg.valid_to, k)

@@ -347,15 +347,17 @@ class Writer:
                 new = {s for s, row in slots.items() if row["subject_id"] in fresh}
                 cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
                 draft = _Draft(slots, new, assertions, entities, cards, k)
-                # only these slots' versions change: copies of others stay current
-                with ctx.store.writing_slots(slots):
+                # what it does to fact versions is told to in-process copies of them
+                with ctx.store.writing_facts() as scope:
                     if job is not None and asked == slots.keys() - new:
-                        changed = self._write_ahead(draft, job)
+                        plan = self._write_ahead(draft, job)
                         # the records are built on the reader thread while this one commits
-                        done = self.ahead.submit(self._records, assertions, changed)
+                        done = self.ahead.submit(self._records, assertions, plan.changed)
                     else:
-                        changed = self._write_in_line(draft)
+                        plan = self._write_in_line(draft)
                         done = None
+                    scope.report(plan.delta(k))
+                changed = plan.changed
             self._embed.note(ns, entities, assertions)  # committed (or joins the caller's)
         except BaseException:
             ctx.restore(saved)
@@ -374,8 +376,8 @@ class Writer:
             for a in assertions
         ]
 
-    def _write_in_line(self, d: _Draft) -> set[str]:
-        """Read the slots' states, plan, write; the slots whose versions changed."""
+    def _write_in_line(self, d: _Draft) -> Plan:
+        """Read the slots' states, plan, write; what it did."""
         store = self._ctx.store
         states = self._mat.states(d.slots, new=d.new)
         plan = self._settle(states, d.assertions, d.cards, d.k)
@@ -398,9 +400,9 @@ class Writer:
             store.create_assertions(d.assertions)
             store.create_slots([packed(st) for st in states.values() if st.new])
             self._mat.apply(plan, states, d.k)
-        return plan.changed
+        return plan
 
-    def _write_ahead(self, d: _Draft, job: Future[dict[str, dict[str, Any]]]) -> set[str]:
+    def _write_ahead(self, d: _Draft, job: Future[dict[str, dict[str, Any]]]) -> Plan:
         """`_write_in_line` for a large write whose stored slots' states `job` reads on
         another thread: what needs none of them (entities, assertions, the new slots and
         their plan) is done while it reads."""
@@ -418,12 +420,9 @@ class Writer:
         more = self._settle(stored, rest, d.cards, d.k)
         # a stored subject's first fact of some predicate opens a slot too
         store.create_slots([packed(st) for st in stored.values() if st.new])
-        plan.vanish += more.vanish
-        plan.expire += more.expire
-        plan.insert += more.insert
-        plan.changed |= more.changed
+        plan.extend(more)
         mat.apply(plan, stored, d.k, helper=self.ahead)
-        return plan.changed
+        return plan
 
     def _settle(
         self,

@@ -6,6 +6,7 @@
 Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
 """
 
+from ._changes import VersionDelta
 from ._consolidation import ConsolidationStore
 from ._db import Database, check_params
 from ._predicate_log import PredicateLog
@@ -24,6 +25,7 @@ __all__ = [
     "PredicateLog",
     "RecallStore",
     "Store",
+    "VersionDelta",
     "check_params",
     "decode",
     "encode",

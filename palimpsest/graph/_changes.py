@@ -1,22 +1,24 @@
-"""Which writes changed fact versions, and in which slots: what in-process copies re-read.
+"""Which writes changed fact versions, and how: what in-process copies of them patch.
 
     >>> changes = FactChanges()
-    >>> changes.begin()                        # a write transaction (Database.write)
-    >>> with changes.declared({"sl_1"}):       # the fact writer: only these slots change
+    >>> changes.begin()                           # a write transaction (Database.write)
+    >>> with changes.declared() as scope:         # the fact writer
     ...     changes.wrote(touches=True)
-    >>> changes.end()
+    ...     scope.report(delta)                   # what it did to which versions
+    >>> changes.end(committed=True)
     >>> changes.generation, changes.since(0)
-    (1, frozenset({'sl_1'}))
+    (1, (delta,))
 
 Recall keeps every version of the entities questions name (a lifelog's "user": 68k
 versions, 3-5 s to read at 100k episodes). Keyed on `Database.generation`, which
 every write moves, that copy was read again after each `remember` and after each
 batch of the embedding worker. Most writes change no version (episodes, vectors,
-uses), and the one writer that does in routine use knows the slots it writes. So
-`generation` here moves only after a transaction (or a statement outside one) that
-may have changed a fact version, and says which slots when the writer declared them.
-Anything not declared (consolidation, retract, erase, a migration, DDL) is an
-unknown change: `since` answers None and a copy is read again whole.
+uses), and the one writer that does in routine use knows what it changed: the rows it
+created, and those it expired or deleted (`VersionDelta`). So `generation` here moves
+only after a transaction (or a statement outside one) that may have changed a fact
+version, and carries those deltas when the writer reported them. Anything else
+(consolidation, retract, erase, a migration, DDL, a rollback, a declared write that
+reported nothing) is an unknown change: `since` answers None and a copy is read again.
 
 A statement "touches" facts unless every table it names is one that no fact read
 reads (`_NO_FACTS`); one that names no table at all touches them. The rule errs on
@@ -29,8 +31,11 @@ from __future__ import annotations
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 # tables a fact version read never reads: writing them leaves every fact copy current
 _NO_FACTS = frozenset(
@@ -47,6 +52,30 @@ _NO_FACTS = frozenset(
 )
 _LABEL = re.compile(r"[(\[]\w*:(\w+)")  # (f:Fact  (:Episode  [:SUBJ]  [r:OBJ]
 _KEPT = 512  # changes remembered; a copy older than them is read again whole
+
+Ends = tuple[str, str, str, str | None]  # a version's (id, namespace, subject_id, object_id)
+
+
+@dataclass(frozen=True)
+class VersionDelta:
+    """What one write did to fact versions: the rows it created (as `facts_asof`
+    returns them), the versions it expired at `at`, and those it deleted."""
+
+    at: datetime
+    inserted: tuple[Mapping[str, Any], ...]
+    expired: tuple[Ends, ...]
+    vanished: tuple[Ends, ...]
+
+
+class Scope:
+    """A declared fact write: its statements are covered once it reports its delta."""
+
+    def __init__(self) -> None:
+        self.wrote = False
+        self.deltas: list[VersionDelta] = []
+
+    def report(self, delta: VersionDelta) -> None:
+        self.deltas.append(delta)
 
 
 def touches_facts(cypher: str) -> bool:
@@ -66,30 +95,33 @@ def table_touches_facts(table: str) -> bool:
 
 
 class FactChanges:
-    """A generation of fact versions, and the slots each move of it changed."""
+    """A generation of fact versions, and the deltas each move of it brought."""
 
     def __init__(self) -> None:
         self.generation = 0
         self._lock = threading.Lock()
-        self._log: deque[tuple[int, frozenset[str] | None]] = deque(maxlen=_KEPT)
+        self._log: deque[tuple[int, tuple[VersionDelta, ...] | None]] = deque(maxlen=_KEPT)
         self._tx: int | None = None  # the thread inside a write transaction
         self._dirty = False  # the transaction wrote facts
-        self._unknown = False  # ... some of them outside a declaration
-        self._slots: set[str] = set()
-        self._scope: tuple[int, frozenset[str]] | None = None  # (thread, declared slots)
+        self._unknown = False  # ... some of them outside a reported declaration
+        self._scopes: list[Scope] = []  # the transaction's declarations that wrote
+        self._scope: tuple[int, Scope] | None = None  # (thread, the open declaration)
 
     def begin(self) -> None:
         with self._lock:
             self._tx = threading.get_ident()
-            self._dirty, self._unknown = False, False
-            self._slots = set()
+            self._dirty, self._unknown, self._scopes = False, False, []
 
-    def end(self) -> None:
-        """The transaction committed or rolled back: either way, what it touched moved."""
+    def end(self, *, committed: bool) -> None:
+        """The transaction is over; rolled back, what it touched is unknown."""
         with self._lock:
             self._tx = None
-            if self._dirty:
-                self._publish(None if self._unknown else frozenset(self._slots))
+            if not self._dirty:
+                return
+            if self._unknown or not committed or any(not s.deltas for s in self._scopes):
+                self._publish(None)
+            else:
+                self._publish(tuple(d for s in self._scopes for d in s.deltas))
 
     def wrote(self, *, touches: bool) -> None:
         """A write statement ran (or failed: it may have half-run)."""
@@ -98,51 +130,49 @@ class FactChanges:
         me = threading.get_ident()
         with self._lock:
             scope = self._scope[1] if self._scope is not None and self._scope[0] == me else None
-            if self._tx != me:  # its own transaction: visible at once
-                self._publish(scope)
+            if self._tx != me:  # its own transaction, seen at once: no delta reported yet
+                self._publish(None)
                 return
             self._dirty = True
             if scope is None:
                 self._unknown = True
-            else:
-                self._slots |= scope
+            elif not scope.wrote:
+                scope.wrote = True
+                self._scopes.append(scope)
 
     @contextmanager
-    def declared(self, slots: Iterable[str]) -> Iterator[None]:
-        """The fact statements the calling thread runs inside change these slots only."""
+    def declared(self) -> Iterator[Scope]:
+        """The fact statements the calling thread runs inside are covered by what it
+        reports (`Scope.report`) before the transaction ends."""
         me = threading.get_ident()
-        mine = frozenset(slots)
+        scope = Scope()
         with self._lock:
-            outer = self._scope
-            if outer is not None and outer[0] == me:
-                mine |= outer[1]
-            self._scope = (me, mine)
+            outer, self._scope = self._scope, (me, scope)
         try:
-            yield
+            yield scope
         finally:
             with self._lock:
                 self._scope = outer
 
-    def since(self, generation: int) -> frozenset[str] | None:
-        """The slots changed after `generation`; None when unknown (an undeclared write,
-        or one older than what is kept): re-read everything."""
+    def since(self, generation: int) -> tuple[VersionDelta, ...] | None:
+        """The deltas after `generation`, oldest first; None when unknown (an undeclared
+        write, or one older than what is kept): re-read everything."""
         with self._lock:
             if generation == self.generation:
-                return frozenset()
+                return ()
             if generation < 0 or generation > self.generation:
                 return None
-            later = [slots for g, slots in self._log if g > generation]
+            later = [deltas for g, deltas in self._log if g > generation]
             if len(later) != self.generation - generation:
                 return None  # some were dropped from the log
-            out: set[str] = set()
-            for slots in later:
-                if slots is None:
+            out: list[VersionDelta] = []
+            for deltas in later:
+                if deltas is None:
                     return None
-                out |= slots
-            return frozenset(out)
+                out += deltas
+            return tuple(out)
 
-    def _publish(self, slots: frozenset[str] | None) -> None:
+    def _publish(self, deltas: tuple[VersionDelta, ...] | None) -> None:
         self.generation += 1
-        self._log.append((self.generation, slots))
-        self._dirty, self._unknown = False, False
-        self._slots = set()
+        self._log.append((self.generation, deltas))
+        self._dirty, self._unknown, self._scopes = False, False, []

@@ -9,10 +9,11 @@ only ever travels as a parameter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ._changes import Scope, VersionDelta
 from ._columns import CASTS
 from ._db import Database, Row
 
@@ -121,14 +122,14 @@ class StoreBase:
         """Changes only when a write may have changed a fact version (`_changes.py`)."""
         return self.db.facts.generation
 
-    def facts_changed_since(self, generation: int) -> frozenset[str] | None:
-        """The slots whose versions changed after `fact_generation` was `generation`;
-        None when that is unknown (re-read every copy)."""
+    def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
+        """What writes did to fact versions after `fact_generation` was `generation`,
+        oldest first; None when that is unknown (re-read every copy)."""
         return self.db.facts.since(generation)
 
-    def writing_slots(self, slot_ids: Iterable[str]) -> AbstractContextManager[None]:
-        """Around a write that changes the versions of these slots and of no others."""
-        return self.db.facts.declared(slot_ids)
+    def writing_facts(self) -> AbstractContextManager[Scope]:
+        """Around a fact write that reports its `VersionDelta` (`Scope.report`)."""
+        return self.db.facts.declared()
 
     def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.

@@ -74,14 +74,6 @@ def _from_db(value: Any) -> Any:
     return value
 
 
-@contextmanager
-def _finally(fn: Any) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        fn()
-
-
 def _default_pool() -> int:
     """A quarter of physical memory, between 1 and 8 GiB."""
     try:
@@ -311,22 +303,27 @@ class Database:
             self._writer.raw("BEGIN TRANSACTION")
             self._tx_owner = threading.get_ident()
             self.facts.begin()
-            with self._changing(), _finally(self.facts.end):  # until committed or rolled back
-                try:
-                    yield
-                except BaseException:
+            committed = False
+            try:
+                with self._changing():  # until it has committed or rolled back
+                    try:
+                        yield
+                    except BaseException:
+                        self._tx_owner = None
+                        self.rollbacks += 1
+                        # Kùzu has already rolled back if a statement failed
+                        with suppress(RuntimeError):
+                            self._writer.raw("ROLLBACK")
+                        raise
                     self._tx_owner = None
-                    self.rollbacks += 1
-                    # Kùzu has already rolled back if a statement failed
-                    with suppress(RuntimeError):
-                        self._writer.raw("ROLLBACK")
-                    raise
-                self._tx_owner = None
-                try:
-                    self._writer.raw("COMMIT")
-                except RuntimeError as e:
-                    self.rollbacks += 1
-                    raise StoreError(f"commit failed: {e}") from e
+                    try:
+                        self._writer.raw("COMMIT")
+                    except RuntimeError as e:
+                        self.rollbacks += 1
+                        raise StoreError(f"commit failed: {e}") from e
+                    committed = True
+            finally:
+                self.facts.end(committed=committed)
 
     @contextmanager
     def _changing(self, *, facts: bool = False) -> Iterator[None]:

@@ -39,8 +39,7 @@ from ._cypher import (
 )
 from ._db import Row
 from ._fused import fits, slot_write
-from ._slots import decode, log_ids
-from ._store_reads import fact_order
+from ._slots import log_ids
 
 _ROW_RETURN = returns("x", STATE_COLUMNS)
 _STATE_RETURN = "x.log AS log, x.versions AS versions"
@@ -86,18 +85,6 @@ class SlotStore(StoreBase):
             f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN {_ROW_RETURN}",
         )
         return {r["id"]: r for r in rows}
-
-    def slot_versions(self, slot_ids: Sequence[str]) -> dict[str, list[Row]]:
-        """Every recorded version of each slot that exists (what `facts_asof` returns
-        for it with no time given), read from its packed state: a seek per slot, not
-        a walk over every version of its subject."""
-        out: dict[str, list[Row]] = {}
-        for sid, row in self.slot_states(slot_ids).items():
-            versions = decode(None, row["versions"], slot=row, subject=row["subject"])[1]
-            for v in versions:  # the one column packing leaves out, as the Fact row holds it
-                v["statement"] = f"{v['subject']} {v['predicate'].replace('_', ' ')} {v['object']}"
-            out[sid] = sorted(versions, key=fact_order)
-        return out
 
     def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
         """Only the packed state (id, log, versions) of the slots that exist: for a

@@ -6,172 +6,31 @@
 
 Pure logic over the versions the store returns (`fetch(entity_id, as_object)`: every
 recorded version with that entity as subject, or as object, as a `Versions`); the
-caller filters validity at valid_at and scores. Each `Versions` holds its rows'
-validity bounds as integer arrays and an index from statement stem to rows, so a
-recall costs work in proportion to the rows that share a word with the question,
-not to how much is known about the entity ("user" in a lifelog: tens of thousands
-of facts). Hop 2 starts only from the entities of the hop-1 facts that share the
+caller filters validity at valid_at and scores. Each `Versions` (`_versions.py`)
+holds its rows' validity bounds as integer arrays and an index from statement stem
+to rows, so a recall costs work in proportion to the rows that share a word with the
+question, not to how much is known about the entity ("user" in a lifelog: tens of
+thousands of facts). Hop 2 starts only from the entities of the hop-1 facts that share the
 most words with the query, at most `FANOUT` of them.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
-from ..temporal import visible
+from ._versions import F32, Idx, Row, Versions
 
-Row = Mapping[str, Any]
-F32 = npt.NDArray[np.float32]
-Idx = npt.NDArray[np.intp]
+__all__ = ["Ended", "Segment", "Versions", "hop_weight", "row_at", "shortlist", "walk"]
 
 HOP_DECAY = 0.85  # a fact two hops away answers less directly than one about the entity
 FANOUT = 8  # hop-2 entry points at most
 MAX_SCORED = 16  # statements scored per query: the best by words, nearer hops first
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
-_NEVER, _ALWAYS = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-
-
-def _micros(t: datetime) -> int:
-    return (t - _EPOCH) // _US  # exact, where a float timestamp rounds
-
-
-class Versions:
-    """One entity's fact versions (as subject or as object) in the store's order, with
-    what the walk asks of them kept as arrays.
-
-        >>> v = Versions(rows, stems=lambda rows: [{"sister"} for _ in rows])
-        >>> v.lexical({"sister"}).tolist()
-        [1.0]
-    """
-
-    def __init__(
-        self,
-        rows: list[Row],
-        stems: Callable[[Sequence[Row]], Sequence[AbstractSet[str]]],
-        row_stems: list[AbstractSet[str]] | None = None,
-    ):
-        self.rows = rows
-        self.ids = [str(r["id"]) for r in rows]
-        self._stems = stems
-        self._row_stems = row_stems  # per row, once something asked for words
-        self._slots: frozenset[str] | None = None
-        self._pos: dict[str, int] | None = None
-        self._by_stem: dict[str, list[int]] | None = None
-        self._evidence: tuple[Idx, Idx, dict[str, int]] | None = None
-        self.latest = np.array(
-            [i for i, r in enumerate(rows) if r["expired_at"] is None], dtype=np.intp
-        )
-        times = [r["recorded_at"] for r in rows]
-        times += [r["expired_at"] for r in rows if r["expired_at"] is not None]
-        self._horizon = max(times) if times else None
-        self._from = np.array(
-            [_NEVER if r["valid_from"] is None else _micros(r["valid_from"]) for r in rows],
-            dtype=np.int64,
-        )
-        self._to = np.array(
-            [_ALWAYS if r["valid_to"] is None else _micros(r["valid_to"]) for r in rows],
-            dtype=np.int64,
-        )
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def believed(self, known_at: datetime) -> Idx:
-        """Positions of the versions believed at `known_at`: after the last recording or
-        expiry among them, those never expired."""
-        if self._horizon is None or known_at >= self._horizon:
-            return self.latest
-        keep = [i for i, r in enumerate(self.rows) if visible(r, known_at=known_at, valid_at=None)]
-        return np.array(keep, dtype=np.intp)
-
-    def covers(self, valid_at: datetime) -> npt.NDArray[np.bool_]:
-        """Per version: whether its validity window (half-open) holds `valid_at`."""
-        at = _micros(valid_at)
-        return np.asarray((self._from <= at) & (at < self._to))
-
-    def lexical(self, query_stems: AbstractSet[str]) -> F32:
-        """Per version: the share of the query's stems its statement holds, 0..1."""
-        out = np.zeros(len(self.rows), dtype=np.float32)
-        if not query_stems or not self.rows:
-            return out
-        if self._by_stem is None:
-            if self._row_stems is None:
-                self._row_stems = list(self._stems(self.rows))
-            by_stem: dict[str, list[int]] = {}
-            for i, ss in enumerate(self._row_stems):
-                for s in ss:
-                    by_stem.setdefault(s, []).append(i)
-            self._by_stem = by_stem
-        for s in query_stems:
-            hit = self._by_stem.get(s)
-            if hit:
-                out[hit] += 1.0
-        return out / np.float32(len(query_stems))
-
-    def holds_any(self, slots: AbstractSet[str]) -> bool:
-        """Whether a version of one of `slots` is among these."""
-        if self._slots is None:
-            self._slots = frozenset(str(r["slot_id"]) for r in self.rows)
-        return not self._slots.isdisjoint(slots)
-
-    def patched(
-        self, slots: AbstractSet[str], fresh: Sequence[Row], order: Callable[[Row], Any]
-    ) -> Versions:
-        """These versions with those of `slots` replaced by `fresh` (the slots' versions
-        now that concern this entity), each put where the store's `order` puts it: what
-        reading them all again would give, at the cost of the rows that changed."""
-        keep = [i for i, r in enumerate(self.rows) if r["slot_id"] not in slots]
-        rows = [self.rows[i] for i in keep]
-        old = self._row_stems
-        stems = None if old is None else [old[i] for i in keep]
-        new = sorted(fresh, key=order)
-        new_stems = list(self._stems(new)) if stems is not None and new else []
-        for n, r in enumerate(new):
-            at = bisect.bisect_right(rows, order(r), key=order)
-            rows.insert(at, r)
-            if stems is not None:
-                stems.insert(at, new_stems[n])
-        return Versions(rows, stems=self._stems, row_stems=stems)
-
-    def position(self, fact_id: str) -> int | None:
-        if self._pos is None:
-            self._pos = {i: n for n, i in enumerate(self.ids)}
-        return self._pos.get(fact_id)
-
-    def evidence(self, keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-        """Per episode these versions cite (`code`): whether one of those `keep` marks
-        cites it. An array, not a set of ids: "user" in a lifelog cites tens of
-        thousands of episodes, and a recall asks about a few hundred of them."""
-        rows, codes, names = self._evidence_index()
-        out = np.zeros(len(names), dtype=np.bool_)
-        out[codes[keep[rows]]] = True
-        return out
-
-    def code(self, episode_id: str) -> int | None:
-        """The episode's position in `evidence`'s arrays; None when no version cites it."""
-        return self._evidence_index()[2].get(episode_id)
-
-    def _evidence_index(self) -> tuple[Idx, Idx, dict[str, int]]:
-        if self._evidence is None:
-            names: dict[str, int] = {}
-            pairs = [
-                (i, names.setdefault(e, len(names)))
-                for i, r in enumerate(self.rows)
-                for e in r["evidence"] or ()
-            ]
-            rows = np.array([i for i, _ in pairs], dtype=np.intp)
-            codes = np.array([c for _, c in pairs], dtype=np.intp)
-            self._evidence = (rows, codes, names)
-        return self._evidence
 
 
 class Ended:
@@ -197,19 +56,28 @@ class Ended:
         return cls(parts)
 
     def mask(self, episode_ids: Sequence[str]) -> npt.NDArray[np.bool_]:
-        out = np.zeros(len(episode_ids), dtype=np.bool_)
-        for n, e in enumerate(episode_ids):
-            ended = False
-            for versions, cites, gone in self._parts:
-                code = versions.code(e)
-                if code is None or not cites[code]:
-                    continue
-                if not gone:
-                    ended = False
-                    break
-                ended = True
-            out[n] = ended
-        return out
+        n = len(episode_ids)
+        gone, live = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+        codes: dict[int, Idx] = {}  # per Versions: each episode's code, -1 for none
+        for versions, cites, ended in self._parts:
+            if not cites.any():
+                continue
+            at = codes.get(id(versions))
+            if at is None:
+                code = versions.code
+                at = codes[id(versions)] = np.fromiter(
+                    ((-1 if (c := code(e)) is None else c) for e in episode_ids),
+                    dtype=np.intp,
+                    count=n,
+                )
+            hit = np.zeros(n, dtype=np.bool_)
+            known = at >= 0
+            hit[known] = cites[at[known]]
+            if ended:
+                gone |= hit
+            else:
+                live |= hit
+        return gone & ~live
 
 
 @dataclass

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from .. import _names as names
 from ..engine.rows import fact_model
 from ..errors import ValidationError
-from ..graph import fact_order
+from ..graph import VersionDelta, fact_order
 from ..models import Fact, Hit
 from ..temporal import version_status
 from . import _expand as xp
@@ -88,26 +88,47 @@ class FactRecall:
 
     def _catch_up(self) -> None:
         """Bring the cached versions to the store's fact generation: after writes that
-        said which slots they changed (the fact writer), re-read those slots and patch
-        the entities they concern; after any other, forget them all."""
+        reported what they did (the fact writer), patch the entities it concerns;
+        after any other, forget them all."""
         generation = self._store.fact_generation
         if generation == self._versions_at:
             return
-        slots = self._store.facts_changed_since(self._versions_at)
-        if slots is None or self._versions_held > _VERSION_CACHE:
+        deltas = self._store.facts_changed_since(self._versions_at)
+        if deltas is None or self._versions_held > _VERSION_CACHE:
             self._forget_versions(generation)
             return
-        if slots and self._versions:
-            fresh = [r for rows in self._store.slot_versions(sorted(slots)).values() for r in rows]
-            for key, vs in list(self._versions.items()):
-                _, entity_id, as_object = key
-                side = "object_id" if as_object else "subject_id"
-                mine = [r for r in fresh if r[side] == entity_id]
-                if mine or vs.holds_any(slots):
-                    patched = vs.patched(slots, mine, fact_order)
-                    self._versions[key] = patched
-                    self._versions_held += len(patched) - len(vs)
+        for d in deltas:
+            if self._versions:
+                self._patch(d)
         self._versions_at = generation
+
+    def _patch(self, d: VersionDelta) -> None:
+        inserted: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
+        expired: dict[tuple[str, str, bool], dict[str, datetime]] = {}
+        vanished: dict[tuple[str, str, bool], set[str]] = {}
+        for r in d.inserted:
+            ns = str(r["namespace"])
+            inserted.setdefault((ns, str(r["subject_id"]), False), []).append(r)
+            if r["object_id"] is not None:
+                inserted.setdefault((ns, str(r["object_id"]), True), []).append(r)
+        for fact_id, ns, subject_id, object_id in d.expired:
+            for key in _ends_keys(ns, subject_id, object_id):
+                expired.setdefault(key, {})[fact_id] = d.at
+        for fact_id, ns, subject_id, object_id in d.vanished:
+            for key in _ends_keys(ns, subject_id, object_id):
+                vanished.setdefault(key, set()).add(fact_id)
+        for key in inserted.keys() | expired.keys() | vanished.keys():
+            vs = self._versions.get(key)
+            if vs is None:
+                continue  # read when first asked for
+            patched = vs.patched(
+                inserted=inserted.get(key, []),
+                expired=expired.get(key, {}),
+                vanished=vanished.get(key, set()),
+                order=fact_order,
+            )
+            self._versions[key] = patched
+            self._versions_held += len(patched) - len(vs)
 
     def warm(self, ns: str) -> None:
         """Read every version of the namespace once, by entity at both ends, so that no
@@ -326,6 +347,14 @@ class FactRecall:
             )
         hits.sort(key=lambda h: -h.score)
         return hits, ended
+
+
+def _ends_keys(ns: str, subject_id: str, object_id: str | None) -> list[tuple[str, str, bool]]:
+    """The cached versions a version belongs to: its subject's, and its object's."""
+    keys = [(ns, subject_id, False)]
+    if object_id is not None:
+        keys.append((ns, object_id, True))
+    return keys
 
 
 def _row_statement(r: Mapping[str, Any]) -> str:

@@ -72,18 +72,24 @@ class NamespaceIndex:
     words: _bm25.Bm25 | None = None  # BM25 postings of the search rows, aligned with ids
     shown: Shown | None = None  # what a hit shows of each episode, aligned with ids
 
-    def renumber(self) -> None:
-        """Turn order within each session, by occurrence time (ties by id)."""
+    def renumber(self, sessions: npt.NDArray[np.int64] | None = None) -> None:
+        """Turn order within each session, by occurrence time (ties by id); with
+        `sessions`, only theirs (those new turns joined: the rest keep their order)."""
         n = len(self.ids)
-        order = np.lexsort((np.array(self.ids, dtype=object), self.occurred, self.session))
-        position = np.zeros(n, dtype=np.int64)
-        prev_s, p = None, 0
-        for i in order:
-            s = int(self.session[i])
-            p = p + 1 if s == prev_s else 0
-            prev_s = s
-            position[i] = p
-        self.position = position
+        if sessions is None or len(self.position) > n:
+            rows = np.arange(n)
+            self.position = np.zeros(n, dtype=np.int64)
+        else:
+            rows = np.flatnonzero(np.isin(self.session, sessions))
+            grown = np.zeros(n - len(self.position), dtype=np.int64)
+            self.position = np.concatenate([self.position, grown])
+        ids = np.array([self.ids[i] for i in rows.tolist()], dtype=object)
+        order = rows[np.lexsort((ids, self.occurred[rows], self.session[rows]))]
+        s = self.session[order]
+        # sorted by session first: each run of one session counts from 0
+        start = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        firsts = np.repeat(start, np.diff(np.r_[start, len(s)]))
+        self.position[order] = np.arange(len(order)) - firsts
 
 
 class RecallIndex:
@@ -359,7 +365,7 @@ class RecallIndex:
             ix.words.append([committed[r["id"]] for r, _, _ in add])
         if ix.shown is not None:
             ix.shown.append([r for r, _, _ in add])
-        ix.renumber()
+        ix.renumber(np.unique(session))
 
     def backfill(self, ns: str) -> None:
         """Write search rows the namespace lacks: episodes stored before migration 2 or

@@ -176,9 +176,7 @@ class Recaller:
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
             facts = _outside_window(facts, window, params)
             # episodes whose facts about the named entities no longer hold at V yield
-            gone = _ended_rows(ix, scored.rows, ended)
-            score = scored.score.astype(np.float64)
-            score[gone] *= _ENDED
+            score, gone = _yield_ended(ix, scored, ended, pool)
             top = _vectors.top_stable(score, pool)
             top = top[np.argsort(-score[top], kind="stable")]  # best first, ties by row
             found = [_episode_hit(ix, scored, int(j), float(score[j]), bool(gone[j])) for j in top]
@@ -442,11 +440,28 @@ def _with_neighbours(
     return np.union1d(top.astype(np.int64), found.astype(np.int64))
 
 
-def _ended_rows(
-    ix: NamespaceIndex, rows: npt.NDArray[np.int64], ended: Ended
-) -> npt.NDArray[np.bool_]:
-    """Which candidate rows are episodes that only cite facts no longer holding, asked
-    of the candidates (a dated lifelog's "user" ends tens of thousands of episodes; a
-    recall scores a few hundred)."""
+def _yield_ended(
+    ix: NamespaceIndex, scored: _Scored, ended: Ended, pool: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """The candidates' scores with those of ended episodes times `_ENDED`, and which
+    those are, asked of the best candidates only (the `pool` best after the penalty are
+    among them once the pool-th is above every score outside: a penalty only lowers)."""
+    score = scored.score.astype(np.float64)
+    gone = np.zeros(len(score), dtype=np.bool_)
+    asked = np.zeros(len(score), dtype=np.bool_)
+    m = 4 * pool
     ids = ix.ids
-    return ended.mask([ids[r] for r in rows.tolist()])
+    while True:
+        top = _vectors.top_stable(scored.score.astype(np.float64), m)
+        todo = top[~asked[top]]
+        gone[todo] = ended.mask([ids[r] for r in scored.rows[todo].tolist()])
+        asked[todo] = True
+        score[todo[gone[todo]]] *= _ENDED
+        if m >= len(score):
+            return score, gone
+        outside = np.ones(len(score), dtype=np.bool_)
+        outside[top] = False
+        kth = np.sort(score[top])[::-1][min(pool, len(top)) - 1]
+        if kth > score[outside].max():
+            return score, gone
+        m *= 4

@@ -1,0 +1,246 @@
+"""One entity's fact versions as recall's walk reads them: rows and the arrays over them.
+
+    >>> vs = Versions(rows, stems=lambda rows: [{"sister"} for _ in rows])
+    >>> vs.lexical({"sister"}).tolist(), vs.believed(now).tolist()
+    ([1.0, 1.0], [0, 1])
+    >>> vs = vs.patched(inserted=[row], expired={"fv_1": now}, vanished=set(), order=key)
+
+Recall keeps these for every entity a question names, and a lifelog's "user" has tens
+of thousands of versions. So what the walk asks is answered from arrays (validity and
+belief bounds as exact int64 microseconds; statement stems and evidence episodes as
+(row, code) pairs), and a write's change to a few versions is patched in (`patched`:
+list and array inserts, a remap of the pairs) rather than rebuilt from every row.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Row = Mapping[str, Any]
+F32 = npt.NDArray[np.float32]
+Idx = npt.NDArray[np.intp]
+I64 = npt.NDArray[np.int64]
+Stems = Callable[[Sequence[Row]], Sequence[AbstractSet[str]]]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_NEVER, _ALWAYS = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+
+
+def micros(t: datetime) -> int:
+    return (t - _EPOCH) // _US  # exact, where a float timestamp rounds
+
+
+def _times(rows: Sequence[Row], name: str, none: int) -> I64:
+    return np.array([none if (t := r[name]) is None else micros(t) for r in rows], dtype=np.int64)
+
+
+class _Pairs:
+    """(row, code) pairs over the versions, with the codes' names: a statement's stems
+    or a version's evidence episodes. `sorted_codes` keeps them ordered by code, so
+    the rows of one code are one slice."""
+
+    def __init__(self, rows: Idx, codes: Idx, names: dict[str, int], sorted_codes: bool):
+        if sorted_codes:
+            order = np.argsort(codes, kind="stable")
+            rows, codes = rows[order], codes[order]
+        self.rows, self.codes, self.names, self.sorted = rows, codes, names, sorted_codes
+
+    @classmethod
+    def of(cls, per_row: Sequence[Sequence[str] | AbstractSet[str]], sorted_codes: bool) -> _Pairs:
+        names: dict[str, int] = {}
+        rows: list[int] = []
+        codes: list[int] = []
+        for i, items in enumerate(per_row):
+            for item in items:
+                rows.append(i)
+                codes.append(names.setdefault(item, len(names)))
+        as_rows, as_codes = np.array(rows, dtype=np.intp), np.array(codes, dtype=np.intp)
+        return cls(as_rows, as_codes, names, sorted_codes)
+
+    def rows_of(self, name: str) -> Idx:
+        code = self.names.get(name)
+        if code is None:
+            return np.zeros(0, dtype=np.intp)
+        lo, hi = np.searchsorted(self.codes, [code, code + 1])
+        return self.rows[lo:hi]
+
+    def remapped(
+        self, where: Idx, added: Sequence[Sequence[str] | AbstractSet[str]], at: Sequence[int]
+    ) -> _Pairs:
+        """The pairs after a patch: `where[old row]` is its new row (-1: gone); the rows
+        `added` (their items) are at new rows `at`."""
+        keep = where[self.rows] >= 0
+        rows, codes = where[self.rows[keep]], self.codes[keep]
+        names = dict(self.names)
+        new_rows = [r for r, items in zip(at, added, strict=True) for _ in items]
+        new_codes = [names.setdefault(x, len(names)) for items in added for x in items]
+        out = _Pairs(rows, codes, names, sorted_codes=False)
+        if new_rows:
+            nr = np.array(new_rows, dtype=np.intp)
+            nc = np.array(new_codes, dtype=np.intp)
+            if self.sorted:  # into place, keeping the order by code
+                order = np.argsort(nc, kind="stable")
+                nr, nc = nr[order], nc[order]
+                at_code = np.searchsorted(codes, nc, side="right")
+                out.rows, out.codes = np.insert(rows, at_code, nr), np.insert(codes, at_code, nc)
+            else:
+                out.rows, out.codes = np.concatenate([rows, nr]), np.concatenate([codes, nc])
+        out.sorted = self.sorted
+        return out
+
+
+class Versions:
+    """One entity's fact versions (as subject or as object) in the store's order, with
+    what the walk asks of them kept as arrays.
+
+        >>> v = Versions(rows, stems=lambda rows: [{"sister"} for _ in rows])
+        >>> v.lexical({"sister"}).tolist()
+        [1.0]
+    """
+
+    def __init__(self, rows: list[Row], stems: Stems) -> None:
+        self.rows = rows
+        self.ids = [str(r["id"]) for r in rows]
+        self._stems = stems
+        self._from = _times(rows, "valid_from", _NEVER)
+        self._to = _times(rows, "valid_to", _ALWAYS)
+        self._recorded = _times(rows, "recorded_at", _NEVER)
+        self._expired = _times(rows, "expired_at", _ALWAYS)
+        self._pos: dict[str, int] | None = None
+        self._words: _Pairs | None = None  # statement stems, by stem
+        self._evidence: _Pairs | None = None  # evidence episodes
+        self._derive()
+
+    def _derive(self) -> None:
+        self.latest = np.flatnonzero(self._expired == _ALWAYS).astype(np.intp)
+        ended = self._expired[self._expired != _ALWAYS]
+        self._horizon = (
+            max(int(self._recorded.max()), int(ended.max()) if len(ended) else _NEVER)
+            if len(self.rows)
+            else None
+        )
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def believed(self, known_at: datetime) -> Idx:
+        """Positions of the versions believed at `known_at` (recorded by then, not
+        expired by then); after the last recording or expiry, those never expired."""
+        at = micros(known_at)
+        if self._horizon is None or at >= self._horizon:
+            return self.latest
+        return np.flatnonzero((self._recorded <= at) & (self._expired > at)).astype(np.intp)
+
+    def covers(self, valid_at: datetime) -> npt.NDArray[np.bool_]:
+        """Per version: whether its validity window (half-open) holds `valid_at`."""
+        at = micros(valid_at)
+        return np.asarray((self._from <= at) & (at < self._to))
+
+    def lexical(self, query_stems: AbstractSet[str]) -> F32:
+        """Per version: the share of the query's stems its statement holds, 0..1."""
+        out = np.zeros(len(self.rows), dtype=np.float32)
+        if not query_stems or not self.rows:
+            return out
+        if self._words is None:
+            self._words = _Pairs.of(self._stems(self.rows), sorted_codes=True)
+        for s in query_stems:
+            out[self._words.rows_of(s)] += 1.0  # a row holds a stem once
+        return out / np.float32(len(query_stems))
+
+    def position(self, fact_id: str) -> int | None:
+        if self._pos is None:
+            self._pos = {i: n for n, i in enumerate(self.ids)}
+        return self._pos.get(fact_id)
+
+    def evidence(self, keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Per episode these versions cite (`code`): whether one of those `keep` marks
+        cites it. An array, not a set of ids: "user" in a lifelog cites tens of
+        thousands of episodes, and a recall asks about a few hundred of them."""
+        ev = self._evidence_pairs()
+        out = np.zeros(len(ev.names), dtype=np.bool_)
+        out[ev.codes[keep[ev.rows]]] = True
+        return out
+
+    def code(self, episode_id: str) -> int | None:
+        """The episode's position in `evidence`'s arrays; None when no version cites it."""
+        return self._evidence_pairs().names.get(episode_id)
+
+    def _evidence_pairs(self) -> _Pairs:
+        if self._evidence is None:
+            self._evidence = _Pairs.of([r["evidence"] or () for r in self.rows], False)
+        return self._evidence
+
+    def patched(
+        self,
+        *,
+        inserted: Sequence[Row],
+        expired: Mapping[str, datetime],
+        vanished: AbstractSet[str],
+        order: Callable[[Row], Any],
+    ) -> Versions:
+        """These versions after a write: `inserted` rows put where the store's `order`
+        puts them, `expired` ones (id -> when) expired, `vanished` ones gone. What
+        reading them all again would return, at the cost of the rows that changed."""
+        n = len(self.rows)
+        gone = sorted(p for i in vanished if (p := self.position(i)) is not None)
+        keep = np.ones(n, dtype=np.bool_)
+        keep[gone] = False
+        rows = [r for p, r in enumerate(self.rows) if keep[p]] if gone else list(self.rows)
+        kept = np.flatnonzero(keep)
+        new = sorted(inserted, key=order)
+        at = [bisect.bisect_right(rows, order(r), key=order) for r in new]  # in the kept rows
+        out: list[Row] = []
+        prev = 0
+        for b, r in zip(at, new, strict=True):
+            out += rows[prev:b]
+            out.append(r)
+            prev = b
+        out += rows[prev:]
+        # where each kept row and each new one lands
+        where = np.full(n, -1, dtype=np.intp)
+        where[kept] = np.arange(len(kept)) + np.searchsorted(at, np.arange(len(kept)), "right")
+        placed = [b + j for j, b in enumerate(at)]
+        vs = Versions.__new__(Versions)
+        vs.rows, vs._stems, vs._pos = out, self._stems, None
+        ids = [self.ids[p] for p in kept.tolist()] if gone else list(self.ids)
+        vs.ids = []
+        prev = 0
+        for b, r in zip(at, new, strict=True):
+            vs.ids += ids[prev:b]
+            vs.ids.append(str(r["id"]))
+            prev = b
+        vs.ids += ids[prev:]
+
+        def spliced(old: I64, name: str, none: int) -> I64:
+            return np.insert(old[kept], at, _times(new, name, none)) if new else old[kept]
+
+        vs._from = spliced(self._from, "valid_from", _NEVER)
+        vs._to = spliced(self._to, "valid_to", _ALWAYS)
+        vs._recorded = spliced(self._recorded, "recorded_at", _NEVER)
+        vs._expired = spliced(self._expired, "expired_at", _ALWAYS)
+        for fact_id, when in expired.items():
+            p = self.position(fact_id)
+            if p is not None and keep[p]:
+                q = int(where[p])
+                vs.rows[q] = {**vs.rows[q], "expired_at": when}
+                vs._expired[q] = micros(when)
+        vs._words = (
+            None
+            if self._words is None
+            else self._words.remapped(where, list(self._stems(new)) if new else [], placed)
+        )
+        vs._evidence = (
+            None
+            if self._evidence is None
+            else self._evidence.remapped(where, [r["evidence"] or () for r in new], placed)
+        )
+        vs._derive()
+        return vs
