@@ -19,7 +19,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -165,8 +165,8 @@ class Database:
         # Moved before and after every statement that may write and every transaction
         # (`_changing`): a copy of rows read at generation g is current while it is still g.
         self.generation = 0
-        # Moved only by writes that may change a fact version, with the slots they
-        # changed when the writer declared them (graph/_changes.py)
+        # Moved only by writes that may change a fact version, with what the fact
+        # writer reported it did (graph/_changes.py)
         self.facts = FactChanges()
         self._writes: dict[str, tuple[bool, bool]] = {}  # cypher -> (writes, touches facts)
         self.closed = False
@@ -232,12 +232,7 @@ class Database:
         if kind is None:
             writes = _WRITES.search(cypher) is not None
             kind = self._writes[cypher] = (writes, writes and touches_facts(cypher))
-        if not kind[0]:
-            try:
-                return self._conn().run(cypher, params)
-            except RuntimeError as e:
-                raise StoreError(f"query failed: {e}") from e
-        with self._changing(facts=kind[1]):
+        with self._changing(facts=kind[1]) if kind[0] else nullcontext():
             try:
                 return self._conn().run(cypher, params)
             except RuntimeError as e:

@@ -160,6 +160,13 @@ class Versions:
             self._pos = {i: n for n, i in enumerate(self.ids)}
         return self._pos.get(fact_id)
 
+    def _scan(self, fact_id: str) -> int | None:
+        # a few ids: a scan of the list, not a dict of every id (~10 ms at 68k versions)
+        try:
+            return self.ids.index(fact_id)
+        except ValueError:
+            return None
+
     def evidence(self, keep: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         """Per episode these versions cite (`code`): whether one of those `keep` marks
         cites it. An array, not a set of ids: "user" in a lifelog cites tens of
@@ -190,7 +197,12 @@ class Versions:
         puts them, `expired` ones (id -> when) expired, `vanished` ones gone. What
         reading them all again would return, at the cost of the rows that changed."""
         n = len(self.rows)
-        gone = sorted(p for i in vanished if (p := self.position(i)) is not None)
+        find = (
+            self.position
+            if self._pos is not None or len(expired) + len(vanished) > 8
+            else self._scan
+        )
+        gone = sorted(p for i in vanished if (p := find(i)) is not None)
         keep = np.ones(n, dtype=np.bool_)
         keep[gone] = False
         rows = [r for p, r in enumerate(self.rows) if keep[p]] if gone else list(self.rows)
@@ -227,7 +239,7 @@ class Versions:
         vs._recorded = spliced(self._recorded, "recorded_at", _NEVER)
         vs._expired = spliced(self._expired, "expired_at", _ALWAYS)
         for fact_id, when in expired.items():
-            p = self.position(fact_id)
+            p = find(fact_id)
             if p is not None and keep[p]:
                 q = int(where[p])
                 vs.rows[q] = {**vs.rows[q], "expired_at": when}
