@@ -70,9 +70,9 @@ class FactRecall:
         # Every version of a named entity's facts, and the stems of each version's
         # statement: the walk filters these by known_at itself, so a question about a
         # much-described entity costs no Kùzu rows (at 20k lifelog episodes, 8k rows a
-        # recall were ~2/3 of its time). Kept across writes that change other facts,
-        # patched after a write to some of its slots (at 100k episodes, reading "user"
-        # again after each remember made the next recall take 5 s).
+        # recall were ~2/3 of its time). Kept across writes that change no fact, and
+        # patched from what the fact writer reports it did (at 100k episodes, reading
+        # "user" again after each remember made the next recall take 3-6 s).
         self._versions: dict[tuple[str, str, bool], xp.Versions] = {}
         self._versions_at = -1  # the store's fact generation they are current at
         self._versions_held = 0
@@ -157,7 +157,7 @@ class FactRecall:
     def _versions_of(self, ns: str, entity_id: str, as_object: bool) -> xp.Versions:
         """Every recorded version with the entity as subject (or object), in the store's
         order; kept while the store's fact generation has not moved, patched after a
-        write to a few slots (`_catch_up`)."""
+        fact write that said what it did (`_catch_up`)."""
         self._catch_up()
         if self._versions_held > _VERSION_CACHE:
             self._forget_versions(self._versions_at)
