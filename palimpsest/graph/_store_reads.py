@@ -148,18 +148,16 @@ class FactStore(StoreBase):
 
     # --- counts and compaction ---------------------------------------------------------------
     def counts(self, namespace: str) -> dict[str, int]:
-        out = {}
-        for label in ("Episode", "Entity", "Assertion", "Fact", "Tombstone", "Predicate"):
-            # label is one of our constants, never input
-            rows = self.db.query(
-                f"MATCH (n:{label}) WHERE n.namespace = $ns RETURN count(*) AS c", ns=namespace
-            )
-            out[label] = int(rows[0]["c"])
-        return out
+        labels = ("Episode", "Entity", "Assertion", "Fact", "Tombstone", "Predicate")
+        return {label: self._count(label, namespace) for label in labels}
 
     def version_count(self, namespace: str) -> int:
+        return self._count("Fact", namespace)
+
+    def _count(self, label: str, namespace: str) -> int:
+        # label is one of our constants, never input
         rows = self.db.query(
-            "MATCH (f:Fact) WHERE f.namespace = $ns RETURN count(*) AS c", ns=namespace
+            f"MATCH (n:{label}) WHERE n.namespace = $ns RETURN count(*) AS c", ns=namespace
         )
         return int(rows[0]["c"])
 

@@ -107,10 +107,8 @@ class FactRecall:
         expired: dict[tuple[str, str, bool], dict[str, datetime]] = {}
         vanished: dict[tuple[str, str, bool], set[str]] = {}
         for r in d.inserted:
-            ns = str(r["namespace"])
-            inserted.setdefault((ns, str(r["subject_id"]), False), []).append(r)
-            if r["object_id"] is not None:
-                inserted.setdefault((ns, str(r["object_id"]), True), []).append(r)
+            for key in _row_keys(r):
+                inserted.setdefault(key, []).append(r)
         for fact_id, ns, subject_id, object_id in d.expired:
             for key in _ends_keys(ns, subject_id, object_id):
                 expired.setdefault(key, {})[fact_id] = d.at
@@ -146,9 +144,8 @@ class FactRecall:
             return  # written meanwhile
         groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
         for r in rows:  # in the store's order, so each group is too
-            groups.setdefault((ns, str(r["subject_id"]), False), []).append(r)
-            if r["object_id"] is not None:
-                groups.setdefault((ns, str(r["object_id"]), True), []).append(r)
+            for key in _row_keys(r):
+                groups.setdefault(key, []).append(r)
         for key, mine in groups.items():
             if key not in self._versions:
                 self._versions[key] = xp.Versions(list(mine), stems=self._stems_of)
@@ -355,6 +352,11 @@ def _ends_keys(ns: str, subject_id: str, object_id: str | None) -> list[tuple[st
     if object_id is not None:
         keys.append((ns, object_id, True))
     return keys
+
+
+def _row_keys(r: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
+    obj = r["object_id"]
+    return _ends_keys(str(r["namespace"]), str(r["subject_id"]), None if obj is None else str(obj))
 
 
 def _row_statement(r: Mapping[str, Any]) -> str:

@@ -446,13 +446,14 @@ def _yield_ended(
     """The candidates' scores with those of ended episodes times `_ENDED`, and which
     those are, asked of the best candidates only (the `pool` best after the penalty are
     among them once the pool-th is above every score outside: a penalty only lowers)."""
-    score = scored.score.astype(np.float64)
+    raw = scored.score.astype(np.float64)
+    score = raw.copy()
     gone = np.zeros(len(score), dtype=np.bool_)
     asked = np.zeros(len(score), dtype=np.bool_)
     m = 4 * pool
     ids = ix.ids
     while True:
-        top = _vectors.top_stable(scored.score.astype(np.float64), m)
+        top = _vectors.top_stable(raw, m)
         todo = top[~asked[top]]
         gone[todo] = ended.mask([ids[r] for r in scored.rows[todo].tolist()])
         asked[todo] = True
