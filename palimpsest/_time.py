@@ -10,7 +10,7 @@ wrong timezone is a wrong memory.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from .errors import InvalidTime, NaiveDatetime
 
@@ -20,6 +20,24 @@ Clock = Callable[[], datetime]
 # Kùzu TIMESTAMP holds years 1..9999; keep clear of both ends so arithmetic stays safe.
 _MIN = datetime(1, 1, 2, tzinfo=UTC)
 _MAX = datetime(9999, 12, 30, tzinfo=UTC)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+
+
+def epoch_us(t: datetime) -> int:
+    """Microseconds since 1970 of an aware time, exactly (a float timestamp rounds).
+
+    >>> epoch_us(datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC))
+    1000000
+    """
+    return (t - _EPOCH) // _US
+
+
+def from_epoch_us(us: int) -> datetime:
+    """The aware UTC time `us` microseconds after 1970 (`epoch_us` undone)."""
+    return _EPOCH + timedelta(microseconds=us)
 
 
 def utcnow() -> datetime:

@@ -33,7 +33,6 @@ from .engine.eraser import Eraser
 from .engine.events import Events
 from .engine.inspector import Inspector
 from .engine.materialise import Materialiser
-from .engine.read_ahead import ReadAhead
 from .engine.reader import Reader
 from .engine.uses import UseLog
 from .engine.vocabulary import Vocabulary
@@ -98,7 +97,7 @@ def build(
     asof = AsOf(store)
     uses = UseLog(ctx)
     embed = EmbedWorker(ctx, embedder, name_of=entities.name_of)
-    writer = Writer(ctx, vocab, entities, mat, embed=embed, events=events, ahead=ReadAhead(store))
+    writer = Writer(ctx, vocab, entities, mat, embed=embed, events=events)
     reader = Reader(ctx, vocab, entities, asof)
     # --- recall -------------------------------------------------------------------------
     index = RecallIndex(ctx, embedder)

@@ -35,7 +35,7 @@ from .engine.eraser import Eraser
 from .engine.inspector import DEFAULT_NODES, Inspector
 from .engine.reader import Reader
 from .engine.rows import UNSET
-from .engine.vocabulary import Vocabulary
+from .engine.vocabulary import Vocabulary, default_predicates
 from .engine.writer import IMPORT_BATCH, Writer, fact_batches
 from .errors import ValidationError
 from .graph import Store
@@ -150,7 +150,8 @@ class Memory:
             from .recall import SentenceTransformerEmbedder
 
             embedder = SentenceTransformerEmbedder()
-        store = Store.open(Path(path))
+        defaults = {p.name: p.cardinality for p in default_predicates()}
+        store = Store.open(Path(path), defaults=defaults)
         mem = cls(
             store,
             clock=clock or utcnow,
@@ -184,7 +185,6 @@ class Memory:
         """Close: write the recall uses still waiting and the vectors still being
         embedded, finish any pending erase compaction."""
         self._embed.stop()  # outside the lock: the embedding worker writes under it
-        self._writer.ahead.close()
         ctx = self._ctx
         with ctx.lock:
             if not ctx.closed:

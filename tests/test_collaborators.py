@@ -23,7 +23,7 @@ from palimpsest.consolidation.steps.decay import Decay
 from palimpsest.consolidation.steps.expire import Expire
 from palimpsest.engine.context import Context
 from palimpsest.engine.events import Events
-from palimpsest.engine.materialise import Plan, SlotState
+from palimpsest.engine.materialise import SlotState
 from palimpsest.engine.vocabulary import Vocabulary, default_predicates
 from palimpsest.engine.writer import Writer
 from palimpsest.errors import ClosedError, EmbedderMismatch, NotFound
@@ -74,9 +74,11 @@ class FakeStore:
     def episode(self, eid: str) -> dict[str, Any] | None:
         return None
 
-    def write_slot(self, **kw: Any) -> bool:
-        self.calls.append(("write_slot", kw))
-        return True
+    def slot_heads(self, ids: Any) -> dict[str, Any]:
+        return {}  # nothing stored: every slot a write touches is new
+
+    def write_facts(self, w: Any, *, heads: Any = None) -> None:
+        self.calls.append(("write_facts", w))
 
     @contextmanager
     def writing_facts(self) -> Iterator[FakeScope]:
@@ -183,18 +185,14 @@ class FakeMaterialiser:
     def __init__(self) -> None:
         self.planned: list[datetime] = []
 
-    def states(self, slots: Mapping[str, Any], new: Any = frozenset(), ahead: Any = None) -> Any:
+    def states(self, slots: Mapping[str, Any], new: Any = frozenset()) -> Any:
         return {s: SlotState(dict(row), [], [], new=True) for s, row in slots.items()}
-
-    def plan(self, states: Mapping[str, SlotState], cards: Mapping[str, str], k: datetime) -> Plan:
-        self.planned.append(k)
-        return Plan(changed=set(states), insert=[{"id": "fv_1", "object": "jazz"}])
 
     def version_row(self, a: Mapping[str, Any], *args: Any) -> dict[str, Any]:
         return {"assertion_id": a["id"]}
 
     def apply(self, *args: Any, **kw: Any) -> None:
-        pytest.fail("one slot goes through the fused statement")
+        pytest.fail("an append takes the bounded path, not a whole-slot rewrite")
 
 
 class FakeEmbed:
@@ -211,11 +209,6 @@ class FakeEmbed:
         self.seen.append("forget")
 
 
-class NoReadAhead:
-    def start(self, ids: Any) -> None:
-        return None
-
-
 def _writer(clock: Clock) -> tuple[Writer, FakeStore, FakeEmbed, Events, Context]:
     store, embed, events = FakeStore(), FakeEmbed(), Events()
     ctx = Context(store, clock=clock, namespace="default", last_k=T0, seq=7)  # type: ignore[arg-type]
@@ -226,7 +219,6 @@ def _writer(clock: Clock) -> tuple[Writer, FakeStore, FakeEmbed, Events, Context
         FakeMaterialiser(),  # type: ignore[arg-type]
         embed=embed,
         events=events,
-        ahead=NoReadAhead(),  # type: ignore[arg-type]
     )
     return writer, store, embed, events, ctx
 
@@ -244,11 +236,13 @@ def test_writer_stamps_one_transaction_time_and_hands_notes_on_after_the_commit(
         "current",
     )
     [(name, call), (declared, [delta])] = store.calls
-    assert name == "write_slot" and call["at"] == T0 and call["assertions"][0]["seq"] == 8
+    assert name == "write_facts" and call.at == T0 and call.assertions[0]["seq"] == 8
     # what it wrote is reported to in-process copies: the one version, made at T0
     assert declared == "writing_facts" and delta.at == T0 and delta.expired == ()
-    assert delta.inserted == ({"id": "fv_1", "object": "jazz"},) == tuple(call["insert"])
-    assert {e["name"] for e in call["entities"]} == {"Mira", "jazz"}
+    assert delta.inserted == ({"assertion_id": fact.id},) == tuple(call.insert)
+    assert {e["name"] for e in call.entities} == {"Mira", "jazz"}
+    [line] = call.lines  # the new slot's one line, holding the new version from its start
+    assert [s.version for s in line.run] == [{"assertion_id": fact.id}]
     assert embed.seen == ["note 1", "flush"] and store.transactions == 1 and ctx.seq == 8
 
 

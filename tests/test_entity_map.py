@@ -123,11 +123,11 @@ def test_a_write_after_its_own_transaction_rolled_back(
 ) -> None:
     mem.assert_fact("user", "likes", "tea", valid_from=None)
 
-    def failing(rows: Any) -> None:
+    def failing(*args: Any, **kw: Any) -> None:
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as m:
-        m.setattr(mem._store, "create_slots", failing)
+        m.setattr(mem._store, "write_facts", failing)
         with pytest.raises(RuntimeError, match="disk full"):
             mem.assert_many(
                 [

@@ -77,7 +77,7 @@ def test_point_query_plan_is_anchored_on_the_primary_key(tmp_path: Path) -> None
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         mem.assert_fact("user", "lives_in", "Sydney")
         store = mem._store
-        slot = next(iter(store.db.query("MATCH (s:SlotState) RETURN s.id AS id")))["id"]
+        slot = next(iter(store.db.query("MATCH (s:Slot) RETURN s.id AS id")))["id"]
         now = datetime.now(UTC)
         plan = store.facts_asof(
             namespace="default", valid_at=now, known_at=now, slot_id=slot, explain=True
@@ -111,7 +111,11 @@ def test_bulk_writes_go_to_the_wal_not_a_forced_checkpoint(tmp_path: Path) -> No
         assert mem.entity("o3") is not None
 
 
-def test_one_statement_slot_write_refuses_a_missing_slot(tmp_path: Path) -> None:
+def test_one_statement_write_refuses_a_missing_slot(tmp_path: Path) -> None:
+    # a write to a stored slot replaces its row: a MATCH that finds nothing fails the
+    # whole statement, and nothing of it is written
+    from palimpsest.graph import FactWrite, SlotHead
+
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         f = mem.assert_fact("user", "likes", "tea")
         store = mem._store
@@ -124,18 +128,15 @@ def test_one_statement_slot_write_refuses_a_missing_slot(tmp_path: Path) -> None
             "subject_id": "nobody",
             "predicate": "likes",
             "subject": "nobody",
-            "log": "[]",
-            "versions": "[]",
         }
+        head = SlotHead(ghost)
         with pytest.raises(StoreError), store.write():
-            store.write_slot(
-                slot=ghost,
-                new=False,
-                assertions=[{**a, "id": "fa_ghost", "slot_id": ghost["id"]}],
-                expire=[],
-                at=datetime.now(UTC),
-                insert=[],
-                entities=[],
+            store.write_facts(
+                FactWrite(
+                    at=datetime.now(UTC),
+                    assertions=[{**a, "id": "fa_ghost", "slot_id": ghost["id"]}],
+                ),
+                heads={ghost["id"]: head},
             )
         assert store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"] == before
         assert store.assertion("fa_ghost") is None
@@ -170,9 +171,9 @@ def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
         slot_ids = [f"default\x1f{f.subject_id}\x1flikes" for f in facts]
         asked = [*slot_ids, *(f"nope{i}" for i in range(10)), slot_ids[3], "also-missing"]
         assert [len(c) for c in seek_chunks(asked, READ_SIZES)] == [64, 32, 4, 1]
-        states = store._seek("SlotState", asked, ("log", "versions"))
+        states = store._seek("Slot", asked, ("tail_n", "tail"))
         assert sorted(states) == sorted(slot_ids)
-        assert all(r["log"] and r["versions"] for r in states.values())
+        assert all(r["tail_n"] == 2 and r["tail"] for r in states.values())  # assertion, version
         ents = store.entities_by_ids([f.subject_id for f in facts if f.subject_id] + ["en_x"])
         assert sorted(r["name"] for r in ents) == sorted(f"p{i}" for i in range(90))
         keys = store.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
@@ -180,10 +181,10 @@ def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rows_per_seek", [0, 10**9])
-def test_bulk_updates_read_packed_states_by_seeks_or_one_scan_alike(
+def test_bulk_updates_replace_slot_rows_by_seeks_or_one_scan_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows_per_seek: int
 ) -> None:
-    # beyond FEW keys, a batch reads packed states by seeks while they cost less than
+    # beyond FEW keys, a batch replaces slot rows by seeks while they cost less than
     # one scan-and-join of the table (a large memory), else by the scan: same answers
     import palimpsest.graph._cypher as cypher
 
@@ -212,8 +213,8 @@ def test_bulk_updates_read_packed_states_by_seeks_or_one_scan_alike(
                 for i in range(n)
             ]
         )
-        seeks = [c for c in seen if "MATCH (x:SlotState {id: $k0})" in c]
-        scans = [c for c in seen if "UNWIND $ids AS i MATCH (x:SlotState" in c]
+        seeks = [c for c in seen if "MATCH (x0:Slot {id: $k0})" in c]
+        scans = [c for c in seen if "UNWIND $ids AS i MATCH (x:Slot " in c]
         assert bool(seeks) == (rows_per_seek == 0) and bool(scans) == (rows_per_seek > 0)
         for i in (0, n // 2, n - 1):
             assert [f.object for f in mem.facts(f"p{i}", "lives_in", valid_at=later)] == ["Rome"]
@@ -238,7 +239,7 @@ def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
     from palimpsest.graph._cypher import SLOT_FACTS
     from palimpsest.graph._db import serial
 
-    assert serial("MATCH (s:Slot {id: $id}), (x:SlotState {id: $id}) RETURN s.id")
+    assert serial("MATCH (s:Slot {id: $id}), (x:Line {id: $id}) RETURN s.id")
     assert serial("MATCH (x:Fact {id: $k0}) RETURN 0 UNION ALL MATCH (x:Fact {id: $k1}) RETURN 1")
     assert serial(f"{SLOT_FACTS} RETURN f.id AS id")
     assert serial("CREATE (:Entity {id: $id, aliases: CAST($a AS STRING[])})")
@@ -246,22 +247,3 @@ def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
     assert not serial("MATCH (a:Assertion) RETURN max(a.seq) AS s")
     assert not serial("UNWIND $ids AS i MATCH (f:Fact {id: i}) RETURN f.id")
     assert not serial("CALL QUERY_FTS_INDEX('EpisodeText', 'fts', $q, top := 5) RETURN node.id")
-
-
-def test_a_prebuilt_bulk_table_is_used_only_for_its_own_columns(tmp_path: Path) -> None:
-    # the writer may have another thread build a statement's Arrow table (graph/_bulk.py);
-    # a table built for other columns is refused, and nothing is written
-    from palimpsest.errors import StoreError
-    from palimpsest.graph._bulk import Bulk
-    from palimpsest.graph._columns import FACT_COLUMNS, STATE_COLUMNS
-
-    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
-        store = mem._store
-        before = store.db.query("MATCH (f:Fact) RETURN count(*) AS c")[0]["c"]
-        wrong = Bulk.of(STATE_COLUMNS, [{"id": "x", "log": "[]", "versions": "[]"}] * 40)
-        with pytest.raises((ValueError, StoreError)), store.db.write():
-            store.create_versions(wrong)
-        assert store.db.query("MATCH (f:Fact) RETURN count(*) AS c")[0]["c"] == before
-        assert isinstance(store.versions_bulk([{}] * 40), Bulk)
-        assert store.versions_bulk([{}] * 3) == [{}] * 3  # few rows: one statement each
-        assert Bulk.of(FACT_COLUMNS, []).table.num_rows == 0

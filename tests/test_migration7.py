@@ -1,11 +1,12 @@
-"""Migrations 7 and 8: a memory at schema 6 (slots linked to their log and versions by
+"""Migrations 7 to 9: a memory at schema 6 (slots linked to their log and versions by
 LOGS and HAS_VERSION; a slot's columns on Slot, its packed state on SlotState, its
 tombstones hung off Slot) opens, becomes one SlotState row per slot with no slot
-relationships, and answers every read as before.
+relationships (7, 8), then journals and lines (9), and answers every read as before.
 
 The schema-6 memory is made by writing with today's engine and then laying its slots
 out as schema 6 had them (`_to_schema_6`): the rows' content is what the old writers
-wrote (the packed format did not change), only the tables differ."""
+wrote (a packed state lists the journal's packed fields), only the tables differ. The
+memories of real older releases are in tests/test_upgrade_release.py."""
 
 from __future__ import annotations
 
@@ -52,7 +53,37 @@ _DOWN = (
 )
 
 
+def _to_schema_8(store: Store) -> None:
+    """Today's journals folded back into one packed SlotState row a slot (schema 8)."""
+    import orjson
+
+    from palimpsest.graph._slots import LOG_FIELDS, VERSION_FIELDS, pack_values
+
+    ids = [r["id"] for r in store.db.query("MATCH (s:Slot) RETURN s.id AS id")]
+    histories = store.histories(ids)
+    store.db.ddl(
+        "CREATE NODE TABLE SlotState(id STRING PRIMARY KEY, namespace STRING,"
+        " subject_id STRING, predicate STRING, subject STRING, log STRING, versions STRING)"
+    )
+    with store.write():
+        for row, log, versions in histories.values():
+            store.db.query(
+                "CREATE (:SlotState {id: $id, namespace: $ns, subject_id: $sid, predicate: $p,"
+                " subject: $s, log: $log, versions: $versions})",
+                id=row["id"],
+                ns=row["namespace"],
+                sid=row["subject_id"],
+                p=row["predicate"],
+                s=row["subject"],
+                log=orjson.dumps([pack_values(a, LOG_FIELDS) for a in log]).decode(),
+                versions=orjson.dumps([pack_values(v, VERSION_FIELDS) for v in versions]).decode(),
+            )
+    for table in ("LinePage", "Line", "SlotPage", "Slot"):
+        store.db.ddl(f"DROP TABLE {table}")
+
+
 def _to_schema_6(store: Store) -> None:
+    _to_schema_8(store)  # its own transactions: Kùzu commits no table made and dropped in one
     with store.write():
         for cypher in _DOWN:
             store.db.ddl(cypher)
@@ -71,10 +102,6 @@ def schema_6() -> Iterator[None]:
 
 def _tables(store: Store) -> set[str]:
     return {r["name"] for r in store.db.query("CALL show_tables() RETURN name")}
-
-
-def _slots(store: Store) -> list[str]:
-    return sorted(r["id"] for r in store.db.query("MATCH (s:SlotState) RETURN s.id AS id"))
 
 
 def _write(mem: Memory, clock: Clock) -> dict[str, str]:
@@ -151,50 +178,6 @@ def v6(tmp_path: Path, clock: Clock) -> tuple[Path, dict[str, str], dict[str, An
     return path, ids, reads
 
 
-def test_slot_reads_find_what_the_relationships_linked(
-    v6: tuple[Path, dict[str, str], dict[str, Any]], clock: Clock
-) -> None:
-    # at schema 6, with the relationships still there: each slot's log, versions and
-    # as-of versions read without them are exactly what walking them gave
-    path, _, _ = v6
-    with schema_6():
-        store = Store.open(path)
-    try:
-        slots = _slots(store)
-        assert len(slots) == 43  # user: lives_in, works_at, likes; p0..p39: lives_in
-        for slot in slots:
-            logged = [r["id"] for r in store.db.query(_WALK_LOG, id=slot)]
-            versions = [r["id"] for r in store.db.query(_WALK_VERSIONS, id=slot)]
-            assert logged and versions
-            log = store.slot_log(slot)
-            assert sorted(a["id"] for a in log) == sorted(logged)
-            assert [a["seq"] for a in log] == sorted(a["seq"] for a in log)  # recording order
-            assert sorted(store.slot_version_ids(slot)) == sorted(versions)
-            believed = store.facts_asof(
-                namespace="default",
-                valid_at=None,
-                known_at=clock.now,
-                slot_id=slot,
-                include_quarantined=True,
-            )
-            walked = store.db.query(
-                f"{_WALK_VERSIONS.removesuffix(' RETURN f.id AS id')}"
-                " WHERE f.recorded_at <= $k AND (f.expired_at IS NULL OR f.expired_at > $k)"
-                " RETURN f.id AS id",
-                id=slot,
-                k=clock.now,
-            )
-            assert sorted(r["id"] for r in believed) == sorted(r["id"] for r in walked)
-        assert (
-            store.facts_asof(
-                namespace="default", valid_at=None, known_at=clock.now, slot_id="no slot"
-            )
-            == []
-        )
-    finally:
-        store.close()
-
-
 def test_a_schema_6_memory_migrates_and_answers_as_before(
     v6: tuple[Path, dict[str, str], dict[str, Any]], clock: Clock
 ) -> None:
@@ -203,8 +186,8 @@ def test_a_schema_6_memory_migrates_and_answers_as_before(
         store = mem._store
         done = [r["v"] for r in store.db.query("MATCH (m:Migration) RETURN m.version AS v")]
         assert sorted(done) == list(range(1, SCHEMA_VERSION + 1)) and SCHEMA_VERSION >= 8
-        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "Slot", "SlotRow"} & _tables(store)
-        assert {"SUBJ", "OBJ", "SlotState"} <= _tables(store)
+        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "SlotRow", "SlotState"} & _tables(store)
+        assert {"SUBJ", "OBJ", "Slot", "SlotPage", "Line", "LinePage"} <= _tables(store)
         assert _reads(mem, T0 + timedelta(days=500)) == before
         # writes after the migration: single (fused) and bulk, to old and new slots
         clock.tick()
@@ -224,9 +207,9 @@ def test_a_schema_6_memory_migrates_and_answers_as_before(
         assert [f.object for f in mem.facts("user", "lives_in", valid_at=later)] == ["Oslo"]
         assert "Rome" not in {f.object for f in mem.history("user", "lives_in")}
         slot = store.assertion(ids["oslo"])["slot_id"]  # type: ignore[index]
-        assert ids["rome"] not in {a["id"] for a in store.slot_log(slot)}
-        packed = store.packed_states([slot])[slot]["versions"]
-        assert all(v in packed for v in store.slot_version_ids(slot))
+        _, log, versions = store.histories([slot])[slot]
+        assert ids["rome"] not in {a["id"] for a in log}  # nor in the rewritten journal
+        assert {v["id"] for v in versions} == set(store.slot_version_ids(slot))
         p1 = [f.model_dump() for f in mem.history("p1", "lives_in")]
     # and everything survives a reopen (which also compacts after the erase)
     with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:
@@ -239,5 +222,5 @@ def test_a_fresh_memory_has_no_slot_relationships(tmp_path: Path, clock: Clock) 
     with Memory.open(tmp_path / "m", clock=clock, embedder=None, extractor=None) as mem:
         _write(mem, clock)
         tables = _tables(mem._store)
-        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "Slot"} & tables
+        assert not {"LOGS", "HAS_VERSION", "HAS_TOMBSTONE", "SlotState"} & tables
         assert mem._store.db.query("MATCH ()-[r:SUBJ]->() RETURN count(*) AS n")[0]["n"] > 40

@@ -72,3 +72,40 @@ def test_the_recorded_answers_are_not_trivial() -> None:
     assert not any(f[0] == "Mira" for f in sept[2])
     recall = next(a for a in asked if a["call"] == "recall")["answer"]
     assert len(recall) == 2
+
+
+LONG = "cca4347801c5d44c6ab0e2424912798c244fe3f6"
+
+
+def _write_long() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("upgrade_long", DATA / "write_long.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_long_histories_of_the_last_packed_release_answer_the_same(tmp_path: Path) -> None:
+    """Issue 27: a memory of the release before migration 9 (one packed value a slot) opens
+    on journals and lines, paged where the histories are long, and answers the same."""
+    recorded = json.loads((DATA / f"answers-long-{LONG[:7]}.json").read_text())
+    assert recorded["commit"] == LONG
+    marks = recorded["known_at_marks"]
+    with tarfile.open(DATA / f"memory-long-{LONG[:7]}.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    path = tmp_path / "memory"
+    long = _write_long()
+    with Memory.open(path, extractor=None, embedder=None) as mem:
+        db = mem._store.db
+        assert db.query("MATCH (p:SlotPage) RETURN count(*) AS c")[0]["c"] > 0  # journal pages
+        assert db.query("MATCH (p:LinePage) RETURN count(*) AS c")[0]["c"] > 0  # line pages
+        got = long.ask_long(mem, marks)
+        for old, new in zip(recorded["asked"], got, strict=True):
+            assert new == old, old
+        # it keeps working on the paged layout: a move, learned late, the past kept
+        mem.assert_fact("user", "lives_in", "Perth", valid_from=long.day(111))
+        assert [f.object for f in mem.facts("user", "lives_in", valid_at=long.day(112))] == [
+            "Perth"
+        ]
+        then = mem.facts("user", "lives_in", valid_at=long.day(112), known_at=marks[2])
+        assert [f.object for f in then] == ["City 22"]

@@ -17,14 +17,14 @@ from typing import Any
 
 from .. import _names as names
 from ..errors import AlreadyErased, NotFound, ValidationError
-from ..graph import encode
+from ..graph import FactWrite
 from ..graph._embeddings import EmbeddingStore
 from ..models import Tombstone
 from ..recall._statements import statement_key
 from .context import Context
 from .entities import EntityIndex
 from .events import EmbedNotes, Events
-from .materialise import Materialiser
+from .materialise import Materialiser, SlotState
 from .rows import slot_row
 from .uses import UseLog
 from .vocabulary import Vocabulary
@@ -128,7 +128,7 @@ class Eraser:
             tombs.append(tomb)
         shown: set[str] = set()
         for slot in sorted(slots):
-            shown |= self._rebuild_slot(ns, slot)
+            shown |= self._rebuild_slot(ns, slot, k)
         # vectors derived from erased content: a statement no version shows any more
         # (its slot is the only place one could), and the names of entities now gone
         es = EmbeddingStore(store.db)
@@ -149,16 +149,22 @@ class Eraser:
             a["namespace"], name_of(subject_id), predicate, name_of(a["object_id"])
         )
 
-    def _rebuild_slot(self, ns: str, slot: str) -> set[str]:
+    def _rebuild_slot(self, ns: str, slot: str, k: datetime) -> set[str]:
         """Rewrite a slot's whole version history from its log, each past view with the
-        cardinality its predicate had then; the statement keys its versions show."""
+        cardinality its predicate had then, and its journal and lines with it (so no
+        page keeps the erased content); the statement keys its versions show."""
         store = self._ctx.store
         store.delete_versions(store.slot_version_ids(slot))
-        log_rows = store.slot_log(slot)
+        found = store.histories([slot]).get(slot)
+        ids = [] if found is None else [a["id"] for a in found[1]]
+        current = store.assertions_by_id(ids)  # erased ones are gone, evidence rewritten
+        log_rows = [current[i] for i in ids if i in current]
         rows = self._mat.versions_from_log(log_rows, self._vocab.schedule(ns, slot))
         store.create_versions(rows)
-        log, versions = encode(log_rows, rows)
         _, subject_id, predicate = slot.split("\x1f")
         row = slot_row(ns, subject_id, predicate, self._entities.name_of(subject_id))
-        store.save_slot_states([{**row, "log": log, "versions": versions}])
+        store.write_histories([(row, log_rows, rows)], replace=True)
+        state = SlotState(row, log_rows, rows, new=False)
+        cards = {slot: self._vocab.cardinality(ns, slot)}
+        store.write_facts(FactWrite(at=k, lines=self._mat.line_edits({slot: state}, cards, k)))
         return {statement_key(ns, r["subject"], r["predicate"], r["object"]) for r in rows}

@@ -20,7 +20,7 @@ from typing import Any
 from .. import _names as names
 from .._time import TimeLike
 from ..errors import NotFound, ValidationError
-from ..graph import ConsolidationStore, decode
+from ..graph import ConsolidationStore
 from ..models import (
     AssertionRecord,
     Entity,
@@ -121,8 +121,7 @@ class Inspector:
         versions: list[Fact] = []
         moments: set[datetime] = set()
         slots = [slot_id(ns, ent.id, p) for p in preds]
-        for slot, row in self._store.slot_states(slots).items():
-            log, rows = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
+        for slot, (_, log, rows) in self._store.histories(slots).items():
             for r in rows:
                 moments.add(r["recorded_at"])
                 if r["expired_at"] is not None:
@@ -161,12 +160,8 @@ class Inspector:
         """
         with self._ctx.lock:
             a = self._writer.own_assertion(ns, fact_id)
-            row = self._store.slot_states([a["slot_id"]]).get(a["slot_id"])
-            log, rows = (
-                ([], [])
-                if row is None
-                else decode(row["log"], row["versions"], slot=row, subject=row["subject"])
-            )
+            found = self._store.histories([a["slot_id"]]).get(a["slot_id"])
+            log, rows = ([], []) if found is None else found[1:]
             retracted = {x["id"]: x["retracted_at"] for x in log}
             mine = [r for r in rows if r["assertion_id"] == a["id"]]
             if version_id is not None:
@@ -292,10 +287,10 @@ class Inspector:
         out = self._store.entity_slots(eid, incoming=False, limit=limit)
         incoming = self._store.entity_slots(eid, incoming=True, limit=limit)
         rows = []
-        for row in self._store.slot_states(list(dict.fromkeys(out + incoming))).values():
+        for _, _, versions in self._store.histories(list(dict.fromkeys(out + incoming))).values():
             rows += [
                 r
-                for r in decode(None, row["versions"], slot=row, subject=row["subject"])[1]
+                for r in versions
                 if eid in (r["subject_id"], r["object_id"])
                 and not r["quarantined"]
                 and visible(r, known_at=k, valid_at=v)

@@ -1,38 +1,37 @@
 """Materialisation: a slot's log replayed at a transaction time into fact versions.
 
     >>> mat = Materialiser(store, entities)
-    >>> states = mat.states({slot_id: row})                  # logs and versions, unpacked
+    >>> states = mat.states({slot_id: row})                  # whole logs and versions
     >>> plan = mat.plan(states, {slot_id: "one"}, k)         # what to expire and insert
     >>> mat.apply(plan, states, k)
 
-Shared by writes, retract, erasure, predicate changes and restore: each reads
-the touched slots' packed states, replays their logs at K (`temporal.replay`),
-diffs the result with what was believed, and writes the difference. The
-temporal rules themselves are pure functions in `temporal/`.
+The whole-history path, shared by retract, erasure, predicate changes, promotion
+and reconciliation: each reads the touched slots' journals (every assertion and
+version), replays their logs at K (`temporal.replay`), diffs the result with what
+was believed, and writes the difference, with each line's starts laid out afresh
+(`temporal.timelines`). Routine writes, which only append at the newest K, take
+the bounded path instead (engine/append.py). The rules are pure functions in
+`temporal/`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .._ids import _new_id
-from ..graph import Store, VersionDelta, decode, encode
+from ..graph import FactWrite, LineAsk, LineEdit, LineStart, Store, VersionDelta, line_of
 from ..models import Cardinality
-from ..temporal import LogEntry, Schedule, Segment, diff, materialise, replay
+from ..temporal import LogEntry, Schedule, Segment, diff, materialise, replay, timelines
 
 if TYPE_CHECKING:
     from .entities import EntityIndex
-    from .read_ahead import ReadAhead
-
-_T = TypeVar("_T")
 
 
-def _log_entry(a: Mapping[str, Any]) -> LogEntry:
+def log_entry(a: Mapping[str, Any]) -> LogEntry:
     return LogEntry(
         id=a["id"],
         op=a["op"],
@@ -87,20 +86,8 @@ def _ends(v: Mapping[str, Any]) -> tuple[str, str, str, str | None]:
     return (v["id"], v["namespace"], v["subject_id"], v["object_id"])
 
 
-def _at_once(fn: Callable[..., _T], *args: Any) -> Future[_T]:
-    """`fn(*args)` run now, as a finished future (`_apply` without a helper thread)."""
-    done: Future[_T] = Future()
-    done.set_result(fn(*args))
-    return done
-
-
-def packed(st: SlotState) -> dict[str, Any]:
-    log, versions = encode(st.log, st.versions)
-    return {**st.row, "log": log, "versions": versions}
-
-
 class Materialiser:
-    """Reads, replays and writes slots; names come from the entity index."""
+    """Reads, replays and writes whole slots; names come from the entity index."""
 
     def __init__(self, store: Store, entities: EntityIndex) -> None:
         self._store = store
@@ -114,7 +101,7 @@ class Materialiser:
         `cardinality` is the predicate's schedule over transaction time (`Vocabulary.schedule`
         builds it from the definition history), or one cardinality when it never changed."""
         by_id = {a["id"]: a for a in log}
-        active = [_log_entry(a) for a in log if not a["quarantined"]]
+        active = [log_entry(a) for a in log if not a["quarantined"]]
         rows = [
             self.version_row(
                 by_id[v.segment.source],
@@ -142,6 +129,8 @@ class Materialiser:
         recorded_at: datetime,
         expired_at: datetime | None = None,
     ) -> dict[str, Any]:
+        """A version of assertion `a` (an assertion row, or a version row of the same
+        assertion: what a version copies of its assertion is the same in both)."""
         slot = a["slot_id"]
         _, subject_id, predicate = slot.split("\x1f")
         subject = self._entities.name_of(subject_id)
@@ -150,7 +139,7 @@ class Materialiser:
             "id": _new_id("fv"),
             "namespace": a["namespace"],
             "slot_id": slot,
-            "assertion_id": a["id"],
+            "assertion_id": a.get("assertion_id", a["id"]),
             "subject_id": subject_id,
             "subject": subject,
             "predicate": predicate,
@@ -168,38 +157,25 @@ class Materialiser:
         }
 
     def states(
-        self,
-        slots: Mapping[str, Mapping[str, Any]],
-        new: AbstractSet[str] = frozenset(),
-        ahead: Mapping[str, Mapping[str, Any]] | None = None,
+        self, slots: Mapping[str, Mapping[str, Any]], new: AbstractSet[str] = frozenset()
     ) -> dict[str, SlotState]:
-        """Each slot's log and versions, from its packed state (new slots start empty).
+        """Each slot's whole log and versions, from its journal (new slots start empty).
 
-        `slots` maps slot id -> {id, namespace, subject_id, predicate, subject}; `new`
-        names slots known not to be stored (their subject was created by this write);
-        `ahead` is the packed state of every other slot, if it was read already.
+        `slots` maps slot id -> its row or just {id}; `new` names slots known not to be
+        stored (their subject was created by this write).
         """
-        if all("subject" in m for m in slots.values()):
-            # a writer passes each slot's full row: only the packed state is read
-            packed = (
-                self._store.packed_states([s for s in slots if s not in new])
-                if ahead is None
-                else ahead
-            )
-            stored = {sid: {**slots[sid], **row} for sid, row in packed.items()}
-        else:
-            stored = self._store.slot_states(list(slots))
+        stored = self._store.histories([s for s in slots if s not in new])
         out: dict[str, SlotState] = {}
+        known = self._entities.names
         for sid, meta in slots.items():
-            row = stored.get(sid)
-            if row is None:
+            found = stored.get(sid)
+            if found is None:
                 out[sid] = SlotState(dict(meta), [], [], new=True)
                 continue
-            log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
-            out[sid] = SlotState(row, log, versions, new=False)
+            row, log, versions = found
+            out[sid] = SlotState(dict(row), log, versions, new=False)
             # versions carry their object's name (entity names never change): re-deriving an
-            # older assertion's version then costs no Entity lookup (measured: ~400 a batch)
-            known = self._entities.names
+            # older assertion's version then costs no Entity lookup
             known.setdefault(row["subject_id"], row["subject"])
             for v in versions:
                 if v["object_id"] is not None:
@@ -213,20 +189,13 @@ class Materialiser:
         plan = Plan()
         for sid, st in states.items():
             by_id = {a["id"]: a for a in st.log}
-            believed: dict[Segment, dict[str, Any]] = {}
-            gone: list[Segment] = []
-            if st.new and not st.versions and len(st.log) == 1 and not st.log[0]["quarantined"]:
-                # a slot this write opens with one assertion (most of a bulk import): nothing
-                # was believed, so every replayed segment is new and no diff is needed
-                new = replay([_log_entry(st.log[0])], cards[sid], known_at=k)
-            else:
-                log = [_log_entry(a) for a in st.log if not a["quarantined"]]
-                believed = {
-                    Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
-                    for v in st.versions
-                    if v["expired_at"] is None and not v["quarantined"]
-                }
-                gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
+            log = [log_entry(a) for a in st.log if not a["quarantined"]]
+            believed = {
+                Segment(v["object_id"], v["valid_from"], v["valid_to"], v["assertion_id"]): v
+                for v in st.versions
+                if v["expired_at"] is None and not v["quarantined"]
+            }
+            gone, new = diff(list(believed), replay(log, cards[sid], known_at=k))
             if gone or new:
                 plan.changed.add(sid)
             for seg in gone:
@@ -251,27 +220,82 @@ class Materialiser:
         plan: Plan,
         states: Mapping[str, SlotState],
         k: datetime,
-        helper: ReadAhead | None = None,
+        cards: Mapping[str, Cardinality],
+        *,
+        retract: Sequence[tuple[str, str, str | None]] = (),
+        assertions: Sequence[dict[str, Any]] = (),
+        entities: Sequence[dict[str, Any]] = (),
     ) -> None:
-        """Write a plan's version changes and the packed state of existing slots.
+        """Write a plan: its version changes, the slots' journal events (the `assertions`
+        recorded, the `retract`ions) and each line of the slots laid out afresh from the
+        replay at K; new slots and `entities` are created."""
+        by_id = {v["id"]: v for st in states.values() for v in st.versions}
+        by_id.update({v["id"]: v for v in plan.vanished})
+        w = FactWrite(
+            at=k,
+            entities=list(entities),
+            slots=[slot_columns(st.row) for st in states.values() if st.new and st.log],
+            assertions=list(assertions),
+            insert=plan.insert,
+            expire=[by_id[i] for i in plan.expire],
+            vanish=[by_id[i] for i in plan.vanish],
+            retract=list(retract),
+            lines=self.line_edits(states, cards, k, plan.changed),
+        )
+        self._store.write_facts(w)
 
-        New slots are created by the caller, with their packed state, before this runs.
-        With a `helper` thread, the versions' Arrow table and the packed states are built
-        there while this thread waits for Kùzu's expiry and version statements.
-        """
-        store = self._store
-        store.delete_versions(plan.vanish)
-        run = helper.submit if helper is not None else _at_once
-        versions = run(store.versions_bulk, plan.insert)
-        saved = run(lambda: store.states_bulk([packed(st) for st in states.values() if not st.new]))
-        store.expire_versions(plan.expire, k)
-        store.create_versions(versions.result())
-        store.save_slot_states(saved.result())
+    def line_edits(
+        self,
+        states: Mapping[str, SlotState],
+        cards: Mapping[str, Cardinality],
+        k: datetime,
+        changed: AbstractSet[str] | None = None,
+    ) -> list[LineEdit]:
+        """Every line of each (changed) slot laid out afresh as its starts stand at K,
+        from its log and believed versions (both layouts' ids are rewritten: a
+        cardinality change moves a slot's starts between them)."""
+        asks: dict[str, LineAsk] = {}
+        runs: dict[str, list[LineStart]] = {}
+        for sid, st in states.items():
+            if changed is not None and sid not in changed:
+                continue
+            believed = {
+                (v["assertion_id"], v["valid_from"]): v
+                for v in st.versions
+                if v["expired_at"] is None and not v["quarantined"]
+            }
+            log = [log_entry(a) for a in st.log if not a["quarantined"]]
+            mine = {sid} | {line_of(sid, a["object_id"]) for a in st.log if a["object_id"]}
+            for key, run in timelines(log, cards[sid], known_at=k).items():
+                lid = line_of(sid, key)
+                mine.add(lid)
+                runs[lid] = [
+                    LineStart(
+                        s.at, s.source, None if s.object is None else believed[s.source, s.at]
+                    )
+                    for s in run
+                ]
+            subject = st.row.get("subject") or self._entities.name_of(st.row["subject_id"])
+            for lid in mine:
+                asks[lid] = LineAsk(sid, st.row["namespace"], subject, None)
+        windows = self._store.line_windows(asks)
+        return [
+            LineEdit(win, runs.get(lid, []))
+            for lid, win in windows.items()
+            if not (win.new and not runs.get(lid))
+        ]
 
     def rematerialise(self, ns: str, cards: Mapping[str, Cardinality], k: datetime) -> set[str]:
         """Re-read existing slots at K (after a cardinality change); the changed slots."""
         states = self.states({s: {"id": s} for s in cards})
         states = {s: st for s, st in states.items() if not st.new}
         plan = self.plan(states, cards, k)
-        self.apply(plan, states, k)
+        # a cardinality change moves a slot's starts between line layouts: every slot
+        plan_all = Plan(**{**plan.__dict__, "changed": set(states)})
+        self.apply(plan_all, states, k, cards)
         return plan.changed
+
+
+def slot_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A slot's own columns (a row may carry more)."""
+    return {c: row[c] for c in ("id", "namespace", "subject_id", "predicate", "subject")}

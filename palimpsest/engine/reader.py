@@ -21,7 +21,7 @@ from ..errors import (
     NotFound,
     ValidationError,
 )
-from ..graph import decode
+from ..graph import LineAsk, line_of
 from ..graph._transfer import TransferStore
 from ..models import (
     Changes,
@@ -32,7 +32,7 @@ from ..models import (
     Snapshot,
     Stats,
 )
-from ..temporal import version_status, visible
+from ..temporal import Reach, version_status, visible
 from .asof import AsOf
 from .context import Context
 from .entities import EntityIndex
@@ -114,10 +114,11 @@ class Reader:
             if obj_id is None:
                 return []
         if subj_id and pred:
-            # a point query: the slot's packed versions, one primary-key lookup away
+            # a point query: the line's believed starts, else the slot's whole journal
+            slot = slot_id(ns, subj_id, pred)
             rows = [
                 r
-                for r in self._slot_versions(slot_id(ns, subj_id, pred))
+                for r in self._point(ns, slot, obj_id, v, k, include_quarantined)
                 if visible(r, known_at=k, valid_at=v)
                 and (include_quarantined or not r["quarantined"])
                 and (obj_id is None or r["object_id"] == obj_id)
@@ -135,12 +136,31 @@ class Reader:
             limit=limit,
         )
 
+    def _point(
+        self,
+        ns: str,
+        slot: str,
+        obj_id: str | None,
+        v: datetime | None,
+        k: datetime,
+        include_quarantined: bool,
+    ) -> list[dict[str, Any]]:
+        """Versions that may answer a point query. A line (the slot of a `one` predicate,
+        or the named object's of a `many` one) holds the versions believed since its last
+        change: known at or after that, the one start covering V answers (a primary-key
+        read or two, whatever the history). Anything else reads the slot's journal."""
+        card = self._vocab.cardinality(ns, slot)
+        line = slot if card == "one" else (line_of(slot, obj_id) if obj_id else None)
+        if line is not None and v is not None and not include_quarantined:
+            ask = LineAsk(slot, ns, "", Reach(v, v))
+            win = self._store.line_windows({line: ask})[line]
+            if win.changed_at is not None and win.changed_at <= k:
+                return [s.version for s in win.run if s.version is not None]
+        return self._slot_versions(slot)
+
     def _slot_versions(self, slot: str) -> list[dict[str, Any]]:
-        row = self._store.slot_states([slot]).get(slot)
-        if row is None:
-            return []
-        # a read needs the versions only; the log is for writes
-        return decode(None, row["versions"], slot=row, subject=row["subject"])[1]
+        found = self._store.histories([slot]).get(slot)
+        return [] if found is None else found[2]
 
     def facts_from_rows(
         self,
@@ -183,8 +203,7 @@ class Reader:
             ]  # cheap PK probes; unknown slots return nothing
         now = self._ctx.now()
         out: list[Fact] = []
-        for slot, row in self._store.slot_states(slots).items():
-            log, versions = decode(row["log"], row["versions"], slot=row, subject=row["subject"])
+        for slot, (_, log, versions) in self._store.histories(slots).items():
             retracted = {a["id"]: a["retracted_at"] for a in log}
             out += self.facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
             out += self.tombstones(ns, slot, subj)

@@ -5,21 +5,21 @@
     >>> writer.retract("default", fact.id, reason="user corrected it")
 
 Every assertion goes through `write_assertions`: it resolves names (the entity
-index, creating what is new), builds the assertion rows, reads each touched
-slot's packed state, replays it at the transaction time K (the materialiser,
-`temporal.replay`) and writes what changed: one fused statement for a single
-slot (graph/_fused.py), batched statements otherwise. A large `assert_many`
-reads its stored slots' states on a second thread meanwhile (`read_ahead`) and
-pauses the cyclic collector (`gc_pause`). After the commit the write hands the
-new names and statements to the embedding worker it was given (`EmbedNotes`).
+index, creating what is new), builds the assertion rows at the transaction time
+K and hands them to the bounded write path (`append.Appender`): each line they
+touch has the window of starts they reach read, advanced (`temporal.advance`) and
+written back, with the versions expired and inserted and the slots' journal
+events: one fused statement for a small write (graph/_fused.py), batched
+statements otherwise. A large `assert_many` pauses the cyclic collector
+(`gc_pause`). Retract rewrites a whole slot (`materialise`). After the commit
+the write hands the new names and statements to the embedding worker it was
+given (`EmbedNotes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import nullcontext
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,16 +27,16 @@ from .. import _names as names
 from .._ids import _new_id
 from .._time import TimeLike
 from ..errors import AlreadyErased, Conflict, NotFound, ValidationError
-from ..models import AuthorKind, Cardinality, Fact
+from ..models import AuthorKind, Fact
 from ..transfer._format import json_lines
+from .append import Appender, Draft
 from .context import Context
 from .entities import EntityIndex
 from .events import EmbedNotes, Events
 from .gc_pause import gc_paused
-from .materialise import Materialiser, Plan, SlotState, packed
+from .materialise import Materialiser
 from .parse import parse_assertion
-from .read_ahead import ReadAhead
-from .rows import UNSET, assertion_fact, slot_id, slot_row
+from .rows import UNSET, assertion_fact, slot_row
 from .vocabulary import Vocabulary
 
 # Assertions per transaction of an import. A bulk write's expiry, version and slot-state
@@ -47,18 +47,6 @@ from .vocabulary import Vocabulary
 # (bench/README.md, session 7).
 IMPORT_BATCH = 20_000
 GC_PAUSE_MIN = 1_000  # items of an assert_many that pauses the cyclic collector (gc_pause)
-
-
-@dataclass
-class _Draft:
-    """A write's rows, before any slot state is read."""
-
-    slots: dict[str, dict[str, Any]]  # slot id -> its row
-    new: set[str]  # slots of subjects this write creates: nothing stored to read
-    assertions: list[dict[str, Any]]
-    entities: list[dict[str, Any]]  # to create
-    cards: dict[str, Cardinality]  # slot id -> its predicate's cardinality
-    k: datetime  # the transaction time
 
 
 def fact_batches(lines: Iterable[str], batch: int) -> Iterator[list[dict[str, Any]]]:
@@ -85,15 +73,14 @@ class Writer:
         *,
         embed: EmbedNotes,
         events: Events,
-        ahead: ReadAhead,
     ) -> None:
         self._ctx = ctx
         self._vocab = vocab
         self._entities = entities
         self._mat = materialiser
+        self._append = Appender(ctx.store, entities, materialiser)
         self._embed = embed
         self._events = events
-        self.ahead = ahead  # slot states of large writes, read on a second thread
 
     # --- the verbs ----------------------------------------------------------------------------
     def assert_fact(
@@ -139,7 +126,7 @@ class Writer:
         with self._ctx.lock, gc_paused() if len(rows) >= GC_PAUSE_MIN else nullcontext():
             seen: dict[str, str] = {}  # predicate as given -> its name, once per batch
             parsed = [self.parse(ns, i, r, seen) for i, r in enumerate(rows)]
-            written = self.write_assertions(ns, parsed, read_ahead=True)
+            written = self.write_assertions(ns, parsed)
             self._embed.flush()
             return written
 
@@ -197,12 +184,14 @@ class Writer:
                     for row in st.log:
                         if row["id"] == a["id"]:
                             row.update(retracted_at=k, retract_reason=why)
-                    plan = mat.plan(states, {slot: self._vocab.cardinality(ns, slot)}, k)
-                    for v in st.versions:
-                        if v["assertion_id"] == a["id"] and v["expired_at"] is None:
-                            v["expired_at"] = k  # a quarantined claim simply stops counting
-                            plan.expire.append(v["id"])
-                    mat.apply(plan, states, k)
+                    cards = {slot: self._vocab.cardinality(ns, slot)}
+                    with store.writing_facts():  # reports nothing: copies are read again
+                        plan = mat.plan(states, cards, k)
+                        for v in st.versions:
+                            if v["assertion_id"] == a["id"] and v["expired_at"] is None:
+                                v["expired_at"] = k  # a quarantined claim simply stops counting
+                                plan.expire.append(v["id"])
+                        mat.apply(plan, states, k, cards, retract=[(a["id"], slot, why)])
             except BaseException:
                 ctx.restore(saved)
                 raise
@@ -253,13 +242,8 @@ class Writer:
         parsed: list[dict[str, Any]],
         *,
         k: datetime | None = None,
-        read_ahead: bool = False,
     ) -> list[Fact]:
-        """Store parsed assertions; `k` joins the caller's transaction time (remember).
-
-        `read_ahead`: the caller holds the memory's lock from before this call to after
-        it, so the stored slots' states may be read before the write begins (see
-        read_ahead.py)."""
+        """Store parsed assertions; `k` joins the caller's transaction time (remember)."""
         if not parsed:
             return []
         ctx, ents = self._ctx, self._entities
@@ -284,16 +268,6 @@ class Writer:
         ]
         values = [o for p, (_, o) in pairs if o is not None and p["predicate"] in exact]
         known = ents.prefetch(ns, plain, values)
-        # the slots of subjects already stored: their states are read on a second thread
-        # while this one builds the write (see read_ahead.py)
-        asked: set[str] = set()
-        if read_ahead:
-            asked = {
-                slot_id(ns, eid, preds[p["predicate"]].name)
-                for p, (subject, _) in zip(parsed, texts, strict=True)
-                if (eid := known.get(names.entity_key(subject))) is not None
-            }
-        job = self.ahead.start(sorted(asked)) if asked else None
         entities: list[dict[str, Any]] = []
         saved = ctx.saved()
         try:
@@ -346,16 +320,10 @@ class Writer:
                 fresh = {e["id"] for e in entities}  # a subject created just now has no slots
                 new = {s for s, row in slots.items() if row["subject_id"] in fresh}
                 cards = {s: preds[v["predicate"]].cardinality for s, v in slots.items()}
-                draft = _Draft(slots, new, assertions, entities, cards, k)
+                draft = Draft(slots, new, assertions, entities, cards, k)
                 # what it does to fact versions is told to in-process copies of them
                 with ctx.store.writing_facts() as scope:
-                    if job is not None and asked == slots.keys() - new:
-                        plan = self._write_ahead(draft, job)
-                        # the records are built on the reader thread while this one commits
-                        done = self.ahead.submit(self._records, assertions, plan.changed)
-                    else:
-                        plan = self._write_in_line(draft)
-                        done = None
+                    plan = self._append.write(draft)
                     scope.report(plan.delta(k))
                 changed = plan.changed
             self._embed.note(ns, entities, assertions)  # committed (or joins the caller's)
@@ -363,7 +331,7 @@ class Writer:
             ctx.restore(saved)
             self._events.names_changed()  # entities created in a rolled-back transaction
             raise
-        return done.result() if done is not None else self._records(assertions, changed)
+        return self._records(assertions, changed)
 
     def _records(self, assertions: Sequence[dict[str, Any]], changed: set[str]) -> list[Fact]:
         """The Fact records a write returns (names of its entities are all at hand)."""
@@ -375,75 +343,6 @@ class Writer:
             )
             for a in assertions
         ]
-
-    def _write_in_line(self, d: _Draft) -> Plan:
-        """Read the slots' states, plan, write; what it did."""
-        store = self._ctx.store
-        states = self._mat.states(d.slots, new=d.new)
-        plan = self._settle(states, d.assertions, d.cards, d.k)
-        # one slot (a single assert_fact): one statement instead of one per table
-        only = next(iter(states.values())) if len(states) == 1 else None
-        if (
-            only is None
-            or plan.vanish
-            or not store.write_slot(
-                slot=packed(only),
-                new=only.new,
-                assertions=d.assertions,
-                expire=plan.expire,
-                at=d.k,
-                insert=plan.insert,
-                entities=d.entities,
-            )
-        ):
-            store.create_entities(d.entities)
-            store.create_assertions(d.assertions)
-            store.create_slots([packed(st) for st in states.values() if st.new])
-            self._mat.apply(plan, states, d.k)
-        return plan
-
-    def _write_ahead(self, d: _Draft, job: Future[dict[str, dict[str, Any]]]) -> Plan:
-        """`_write_in_line` for a large write whose stored slots' states `job` reads on
-        another thread: what needs none of them (entities, assertions, the new slots and
-        their plan) is done while it reads."""
-        store, mat = self._ctx.store, self._mat
-        store.create_entities(d.entities)
-        store.create_assertions(d.assertions)
-        mine = [a for a in d.assertions if a["slot_id"] in d.new]
-        fresh = mat.states({s: d.slots[s] for s in d.new}, new=d.new, ahead={})
-        plan = self._settle(fresh, mine, d.cards, d.k)
-        store.create_slots([packed(st) for st in fresh.values()])
-        rest = [a for a in d.assertions if a["slot_id"] not in d.new]
-        stored = mat.states(
-            {s: row for s, row in d.slots.items() if s not in d.new}, ahead=job.result()
-        )
-        more = self._settle(stored, rest, d.cards, d.k)
-        # a stored subject's first fact of some predicate opens a slot too
-        store.create_slots([packed(st) for st in stored.values() if st.new])
-        plan.extend(more)
-        mat.apply(plan, stored, d.k, helper=self.ahead)
-        return plan
-
-    def _settle(
-        self,
-        states: Mapping[str, SlotState],
-        assertions: Sequence[dict[str, Any]],
-        cards: Mapping[str, Cardinality],
-        k: datetime,
-    ) -> Plan:
-        """Append the assertions to their slots' logs and plan the version changes."""
-        quarantined: list[dict[str, Any]] = []
-        for a in assertions:
-            st = states[a["slot_id"]]
-            st.log.append(a)
-            if a["quarantined"] and a["op"] == "assert":
-                # a quarantined claim is kept as its own version, outside the replay
-                row = self._mat.version_row(a, a["valid_from"], a["valid_to"], k)
-                quarantined.append(row)
-                st.versions.append(row)
-        plan = self._mat.plan(states, cards, k)
-        plan.insert[:0] = quarantined
-        return plan
 
     def _check_evidence(self, ns: str, ids: set[str]) -> None:
         for eid in sorted(ids):

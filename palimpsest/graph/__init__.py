@@ -9,12 +9,13 @@ Switching engines (e.g. to LadybugDB) is a change to `_db.py` alone.
 from ._changes import VersionDelta
 from ._consolidation import ConsolidationStore
 from ._db import Database, check_params
+from ._lines import LineStart
 from ._predicate_log import PredicateLog
 from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
-from ._slots import decode, encode
 from ._store import DB_FILE, Store
 from ._store_reads import fact_order
+from ._store_slots import FactWrite, LineAsk, LineEdit, LineWindow, SlotHead, line_of
 
 __all__ = [
     "DB_FILE",
@@ -22,12 +23,17 @@ __all__ = [
     "SCHEMA_VERSION",
     "ConsolidationStore",
     "Database",
+    "FactWrite",
+    "LineAsk",
+    "LineEdit",
+    "LineStart",
+    "LineWindow",
     "PredicateLog",
     "RecallStore",
+    "SlotHead",
     "Store",
     "VersionDelta",
     "check_params",
-    "decode",
-    "encode",
     "fact_order",
+    "line_of",
 ]

@@ -40,8 +40,11 @@ _TYPES: dict[str, Any] = {
             "created_at",
             "occurred_at",
             "erased_at",
+            "changed_at",
         )
     },
+    "pages": pa.int64(),
+    "tail_n": pa.int64(),
     "confidence": pa.float64(),
     "importance": pa.float64(),
     "seq": pa.int64(),
@@ -51,7 +54,7 @@ _TYPES: dict[str, Any] = {
     "aliases": _STRING_LIST,
 }
 # every table that bulk writes may target; names are never taken from input
-_NODE_TABLES = {"Entity", "EntityKey", "SlotState", "Assertion", "Fact", "Episode"}
+_NODE_TABLES = {"Entity", "EntityKey", "Slot", "Line", "Assertion", "Fact", "Episode"}
 _REL_TABLES = {"SUBJ", "OBJ"}
 
 

@@ -30,7 +30,7 @@ EPISODE_COLUMNS = (
     "archived",
 )
 SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
-STATE_COLUMNS = (*SLOT_COLUMNS, "log", "versions")  # a SlotState row: the slot, packed
+
 
 FACT_COLUMNS = (
     "id",

@@ -53,7 +53,7 @@ class ConsolidationStore:
         """Slots with an assertion recorded or retracted at or after `since` (all: None)."""
         if since is None:
             rows = self.db.query(
-                "MATCH (s:SlotState) WHERE s.namespace = $ns RETURN s.id AS s", ns=namespace
+                "MATCH (s:Slot) WHERE s.namespace = $ns RETURN s.id AS s", ns=namespace
             )
         else:
             rows = self.db.query(
@@ -187,7 +187,7 @@ class ConsolidationStore:
         slots = [
             r["id"]
             for r in self.db.query(
-                "MATCH (s:SlotState) WHERE s.namespace = $ns AND list_contains($ids, s.subject_id)"
+                "MATCH (s:Slot) WHERE s.namespace = $ns AND list_contains($ids, s.subject_id)"
                 " RETURN s.id AS id",
                 ns=namespace,
                 ids=ids,

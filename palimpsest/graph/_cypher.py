@@ -38,7 +38,10 @@ READ_SIZES = (64, 32, 16, 8, 4, 2, 1)
 SCAN_ROWS_PER_SEEK = 250
 RECOUNT = 16  # asks between two counts of a table's rows (see _rows_about)
 _COUNTED = {
-    "SlotState",
+    "Slot",
+    "SlotPage",
+    "Line",
+    "LinePage",
     "Entity",
     "EntityKey",
     "Fact",
@@ -143,6 +146,23 @@ class StoreBase:
         for chunk in seek_chunks(ids, READ_SIZES):
             params = {f"k{j}": i for j, i in enumerate(chunk)}
             for row in self.db.query(seek_statement(table, columns, len(chunk)), **params):
+                out[row["id"]] = row
+        return out
+
+    def _read_keys(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
+        """`_seek`, or for a batch big enough, scans of `table` joined with the keys
+        (whichever `_seek_pays_in` says costs less)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        if self._seek_pays_in(table, len(ids)):
+            return self._seek(table, ids, columns)
+        ret = ", ".join(f"x.{c} AS {c}" for c in ("id", *columns))
+        out: dict[str, Row] = {}
+        for part in chunks(ids, SCAN_BATCH):
+            for row in self.db.query(
+                f"UNWIND $ids AS i MATCH (x:{table} {{id: i}}) RETURN {ret}", ids=list(part)
+            ):
                 out[row["id"]] = row
         return out
 

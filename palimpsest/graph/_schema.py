@@ -11,14 +11,25 @@ the vector-index bugs in notes/kuzu-0.11.3.md §6).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._db import Database
 
 
 @dataclass(frozen=True)
 class Migration:
+    """Statements run in order, then `convert` (rows Cypher alone cannot rewrite), then
+    `cleanup`: all in one transaction."""
+
     version: int
     name: str
     statements: tuple[str, ...]
+    # the rows Cypher cannot rewrite; given the default vocabulary's cardinalities
+    convert: Callable[[Database, Mapping[str, str]], None] | None = None
+    cleanup: tuple[str, ...] = ()
 
 
 _V1 = (
@@ -168,6 +179,37 @@ _V8 = (
     "ALTER TABLE SlotRow RENAME TO SlotState",
 )
 
+# --- migration 9: a slot's history in an append-only journal, its timelines in lines -------
+# A slot's whole log and versions were one packed value on its SlotState row, decoded and
+# written again by every write: a write cost in proportion to the slot's history (x48 at
+# 8,000 versions, issue 27). Now a write touches a bounded amount of state:
+# - Slot: the slot's columns and the tail of its journal (graph/_journal.py): packed
+#   events a write appends (an assertion, a version inserted or expired, ...); a full
+#   tail moves to a SlotPage of its own and is never rewritten. Reads of a whole
+#   history (history, explain, a past known_at, erase) fold the pages back.
+# - Line: one timeline (the slot for `one` predicates, a (slot, object) for `many`):
+#   its believed starts with their version rows, inline, or in LinePages listed by their
+#   first start (graph/_lines.py). A write reads and rewrites the pages its valid-time
+#   reach covers; `changed_at` is its latest change, so a point query known at or after
+#   it answers from the line alone.
+# The packed SlotState rows are converted (graph/_upgrade.py) and dropped.
+_V9 = (
+    "CREATE NODE TABLE IF NOT EXISTS Slot(id STRING PRIMARY KEY, namespace STRING,"
+    " subject_id STRING, predicate STRING, subject STRING, pages INT64, tail_n INT64,"
+    " tail STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS SlotPage(id STRING PRIMARY KEY, events STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS Line(id STRING PRIMARY KEY, namespace STRING,"
+    " slot_id STRING, subject STRING, changed_at TIMESTAMP, entries STRING, dir STRING)",
+    "CREATE NODE TABLE IF NOT EXISTS LinePage(id STRING PRIMARY KEY, entries STRING)",
+)
+
+
+def _convert_v9(db: Database, defaults: Mapping[str, str]) -> None:
+    from ._upgrade import journal_from_packed
+
+    journal_from_packed(db, defaults)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "bitemporal core", _V1),
     Migration(2, "recall: episode search text and embeddings", _V2),
@@ -177,6 +219,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "entity-name and fact-statement vectors", _V6),
     Migration(7, "no slot relationships to the log and versions", _V7),
     Migration(8, "a slot is one row with its packed state", _V8),
+    Migration(
+        9,
+        "slot journals and line timelines",
+        _V9,
+        convert=_convert_v9,
+        cleanup=("DROP TABLE IF EXISTS SlotState",),
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

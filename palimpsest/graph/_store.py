@@ -14,6 +14,7 @@ keeps the lifecycle: open, migrate, meta, clocks, close and compaction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,14 @@ class Store(NameStore, SlotStore, FactStore):
 
     # --- lifecycle ---------------------------------------------------------------------
     @classmethod
-    def open(cls, directory: Path) -> Store:
+    def open(cls, directory: Path, *, defaults: Mapping[str, str] | None = None) -> Store:
+        """Open (or create) the store; `defaults` are the default vocabulary's
+        cardinalities, for a migration that lays out slots by them."""
         directory.mkdir(parents=True, exist_ok=True)
         finish_compaction(directory)
         store = cls(directory, Database.open(directory / DB_FILE))
         try:
-            store._migrate()
+            store._migrate(defaults or {})
         except BaseException:
             store.db.close()
             raise
@@ -62,7 +65,7 @@ class Store(NameStore, SlotStore, FactStore):
         """Mark the file for rewriting on close (see graph/_compaction.py)."""
         request_compaction(self.directory)
 
-    def _migrate(self) -> None:
+    def _migrate(self, defaults: Mapping[str, str]) -> None:
         self.db.ddl(MIGRATIONS[0].statements[1])  # the Migration table records the others
         done = {r["v"] for r in self.db.query("MATCH (m:Migration) RETURN m.version AS v")}
         if done and max(done) > SCHEMA_VERSION:
@@ -75,6 +78,10 @@ class Store(NameStore, SlotStore, FactStore):
                 continue
             with self.db.write():
                 for stmt in m.statements:
+                    self.db.ddl(stmt)
+                if m.convert is not None:
+                    m.convert(self.db, defaults)
+                for stmt in m.cleanup:
                     self.db.ddl(stmt)
                 self.db.query(
                     "CREATE (:Migration {version: $v, name: $n, applied_at: $t})",

@@ -168,7 +168,7 @@ class NameStore(StoreBase):
             "MATCH (e:Entity) WHERE e.namespace = $ns AND NOT list_contains($keep, e.id)"
             " AND NOT EXISTS { MATCH (e)-[:SUBJ]->(:Fact) }"
             " AND NOT EXISTS { MATCH (:Fact)-[:OBJ]->(e) }"
-            " AND NOT EXISTS { MATCH (s:SlotState) WHERE s.subject_id = e.id }"
+            " AND NOT EXISTS { MATCH (s:Slot) WHERE s.subject_id = e.id }"
             " AND NOT EXISTS { MATCH (a:Assertion) WHERE a.object_id = e.id }"
             " RETURN e.id AS id, e.key AS key, e.aliases AS aliases",
             ns=namespace,

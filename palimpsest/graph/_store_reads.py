@@ -162,7 +162,7 @@ class FactStore(StoreBase):
         return int(rows[0]["c"])
 
     def namespaces(self) -> list[str]:
-        rows = self.db.query("MATCH (s:SlotState) RETURN DISTINCT s.namespace AS ns")
+        rows = self.db.query("MATCH (s:Slot) RETURN DISTINCT s.namespace AS ns")
         rows += self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
         return sorted({r["ns"] for r in rows})
 

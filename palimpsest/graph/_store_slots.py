@@ -1,166 +1,320 @@
-"""Slots, their assertion log and their fact versions: the write path's statements.
+"""Slots, their journals and their lines: the write path's statements.
 
-    >>> states = store.packed_states([slot_id])
-    >>> store.write_slot(slot=packed, new=False, assertions=[a], expire=[], at=k,
-    ...                  insert=[row], entities=[])
+    >>> heads = store.slot_heads([slot_id])                       # the journal tails
+    >>> windows = store.line_windows({line_id: reach})            # what a write reads
+    >>> store.write_facts(FactWrite(at=k, assertions=[a], insert=[v], lines=[edit]),
+    ...                   heads=heads)
 
-A mixin of `Store` (graph/_store.py). A single write to one slot is one fused
-statement (graph/_fused.py); batches go through `LOAD FROM` Arrow tables
-(graph/_bulk.py). No temporal rule is decided here, only stored and fetched.
+A write names what it did in logical rows (`FactWrite`); this module lays them
+out: each touched slot's journal gets the write's events appended to its tail
+(graph/_journal.py), each edited line gets the pages its window covered rewritten
+(graph/_lines.py), and the `Assertion`/`Fact` nodes are created or expired. A
+small write is one fused statement (graph/_fused.py); larger ones are batched.
+No temporal rule is decided here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..errors import StoreError
-from ._bulk import Bulk, load_rows
+from ..temporal import Reach, window_of
+from ._bulk import load_rows
 from ._columns import (
     ASSERTION_COLUMNS,
     FACT_COLUMNS,
-    STATE_COLUMNS,
     assertion_row,
     fact_row,
     param_props,
 )
-from ._cypher import (
-    FEW,
-    LOAD_MIN,
-    SCAN_BATCH,
-    SLOT_FACTS,
-    StoreBase,
-    chunks,
-    cols,
-    returns,
-    seek_chunks,
-    slot_subject,
-)
+from ._cypher import FEW, LOAD_MIN, SCAN_BATCH, SLOT_FACTS, StoreBase, chunks, cols, seek_chunks
 from ._db import Row
-from ._fused import fits, slot_write
-from ._slots import log_ids
-
-_ROW_RETURN = returns("x", STATE_COLUMNS)
-_STATE_RETURN = "x.log AS log, x.versions AS versions"
-_STATE = ("log", "versions")
-_ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")  # `_seek` adds the id
-_CREATE_STATES = f"CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})"
-_REPLACE_STATES = (
-    f"MATCH (x:SlotState {{id: id}}) DELETE x CREATE (:SlotState {{{cols(STATE_COLUMNS)}}})"
+from ._fused import NODE_COLUMNS, Node, fits, fused_write
+from ._journal import (
+    PAGE_EVENTS,
+    Event,
+    append_text,
+    fold,
+    journal_events,
+    pack_events,
+    state_events,
+    unpack_events,
 )
+from ._lines import (
+    INLINE,
+    Layout,
+    LineStart,
+    pack_run,
+    page_id,
+    rechunk,
+    unpack_run,
+)
+
+History = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+_LINE_READ = NODE_COLUMNS["Line"][1:]
+_SLOT_READ = NODE_COLUMNS["Slot"][1:]
+_ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")
 # one node per MATCH, chained: each plans as one hash join
 _CREATE_VERSIONS = (
     "MATCH (e:Entity {id: subject_id}) WITH * MATCH (o:Entity {id: object_id})"
     f" CREATE (f:Fact {{{cols(FACT_COLUMNS)}}}), (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)"
 )
+SEP = "\x1f"
 
 
-# a state is replaced by a delete and a create, two statements a slot: past a few slots one
-# COPY is cheaper (100 slots: ~220 ms one by one, ~35 ms as a COPY; bench/mcp_compat.py)
-STATES_FEW = 16
+def line_of(slot_id: str, object_id: str | None) -> str:
+    """The id of a line: the slot's own for `one` (object None), one per object for `many`."""
+    return slot_id if object_id is None else f"{slot_id}{SEP}{object_id}"
+
+
+@dataclass
+class SlotHead:
+    """A slot's row as a write finds it: its columns and its journal's tail."""
+
+    row: dict[str, Any]  # id, namespace, subject_id, predicate, subject
+    pages: int = 0
+    tail_n: int = 0
+    tail: str = "[]"
+    new: bool = False
+
+
+@dataclass(frozen=True)
+class LineAsk:
+    """What a write asks of a line: its slot (for a line not stored yet) and the reach of
+    valid time its entries touch (None: every start)."""
+
+    slot_id: str
+    namespace: str
+    subject: str
+    reach: Reach | None
+
+
+@dataclass
+class LineWindow:
+    """The starts of a line a write needs (`temporal.advance`'s window) and where they
+    came from. `whole`: every start of the line (`after` is then None)."""
+
+    line_id: str
+    slot_id: str
+    namespace: str
+    subject: str
+    run: list[LineStart]
+    after: datetime | None
+    changed_at: datetime | None
+    new: bool
+    whole: bool
+    # where the run lies: the line's layout, the pages read (i..j) and all their starts
+    layout: Layout = field(default_factory=Layout)
+    span: tuple[int, int] = (0, 0)
+    loaded: list[LineStart] = field(default_factory=list)
+    cut: tuple[int, int] = (0, 0)  # the run is loaded[cut[0]:cut[1]]
+
+
+@dataclass
+class LineEdit:
+    """A window of a line replaced by new starts (an empty run ends the line)."""
+
+    window: LineWindow
+    run: list[LineStart]
+
+
+@dataclass
+class FactWrite:
+    """What one write does to fact rows, at transaction time `at` (logical rows only)."""
+
+    at: datetime
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    slots: list[dict[str, Any]] = field(default_factory=list)  # slots this write opens
+    assertions: list[dict[str, Any]] = field(default_factory=list)
+    insert: list[dict[str, Any]] = field(default_factory=list)
+    expire: list[dict[str, Any]] = field(default_factory=list)  # version rows, expired at `at`
+    vanish: list[dict[str, Any]] = field(default_factory=list)  # version rows, deleted
+    retract: list[tuple[str, str, str | None]] = field(default_factory=list)  # id, slot, why
+    lines: list[LineEdit] = field(default_factory=list)
 
 
 class SlotStore(StoreBase):
-    """Slots with their packed state, assertions, fact versions."""
+    """Slots (journal tails and pages), lines (starts and pages), assertions, versions."""
 
-    # --- slots and the assertion log -----------------------------------------------------
-    def create_slots(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Slots not stored yet, with their packed state: rows carry the slot columns,
-        `log` and `versions` (STATE_COLUMNS)."""
-        if len(rows) >= LOAD_MIN:
-            load_rows(self.db, _CREATE_STATES, STATE_COLUMNS, rows)
-            return
-        for r in rows:
-            self.db.query(
-                f"CREATE (:SlotState {{{param_props(STATE_COLUMNS)}}})",
-                **{c: r[c] for c in STATE_COLUMNS},
+    # --- reads -----------------------------------------------------------------------------
+    def slot_heads(self, slot_ids: Sequence[str]) -> dict[str, SlotHead]:
+        """The stored slots among `slot_ids`, with their journal tails."""
+        rows = self._read_keys("Slot", slot_ids, _SLOT_READ)
+        return {
+            sid: SlotHead(
+                {c: r[c] for c in ("id", "namespace", "subject_id", "predicate", "subject")},
+                int(r["pages"] or 0),
+                int(r["tail_n"] or 0),
+                r["tail"] or "[]",
             )
+            for sid, r in rows.items()
+        }
 
-    def slot_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
-        """Slot rows with their packed log and versions, for those that exist."""
-        rows = self._by_keys(
-            slot_ids,
-            f"MATCH (x:SlotState {{id: $id}}) RETURN {_ROW_RETURN}",
-            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN {_ROW_RETURN}",
-        )
-        return {r["id"]: r for r in rows}
+    def histories(self, slot_ids: Sequence[str]) -> dict[str, History]:
+        """(slot row, its log in recording order, every version) of each stored slot: the
+        journal's pages and tail folded back (`graph/_journal.py`)."""
+        heads = self.slot_heads(slot_ids)
+        pages = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(h.pages)]
+        found = self._read_keys("SlotPage", pages, ("events",))
+        out = {}
+        for sid, h in heads.items():
+            events: list[Event] = []
+            for n in range(h.pages):
+                page = found.get(f"{sid}{SEP}#{n}")
+                if page is None:
+                    raise StoreError(f"internal: a journal page of {sid!r} is missing")
+                events += unpack_events(page["events"])
+            events += unpack_events(h.tail)
+            log, versions = fold(events, slot=h.row)
+            out[sid] = (h.row, log, versions)
+        return out
 
-    def packed_states(self, slot_ids: Sequence[str]) -> dict[str, Row]:
-        """Only the packed state (id, log, versions) of the slots that exist: for a
-        writer that already knows the slot's own columns, one table read, not two."""
-        if self._seek_pays_in("SlotState", len(slot_ids)):
-            return self._seek("SlotState", slot_ids, _STATE)
-        rows = self._by_keys(
-            slot_ids,
-            f"MATCH (x:SlotState {{id: $id}}) RETURN x.id AS id, {_STATE_RETURN}",
-            f"UNWIND $ids AS i MATCH (x:SlotState {{id: i}}) RETURN x.id AS id, {_STATE_RETURN}",
-        )
-        return {r["id"]: r for r in rows}
-
-    @staticmethod
-    def states_bulk(rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]] | Bulk:
-        """`rows` for `save_slot_states`, with their Arrow table built if it will need one
-        (pure: any thread)."""
-        return Bulk.of(STATE_COLUMNS, rows) if STATES_FEW < len(rows) <= SCAN_BATCH else rows
-
-    def save_slot_states(self, rows: Sequence[Mapping[str, Any]] | Bulk) -> None:
-        """Replace the packed state of existing slots: rows carry every STATE_COLUMNS
-        column (the slot's own columns too: the row is deleted and created again)."""
-        if isinstance(rows, Bulk):
-            load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, rows)
-            return
-        if len(rows) <= STATES_FEW:
-            for r in rows:
-                self.db.query(
-                    "MATCH (x:SlotState {id: $id}) DELETE x"
-                    f" CREATE (:SlotState {{{param_props(STATE_COLUMNS)}}})",
-                    **{c: r[c] for c in STATE_COLUMNS},
+    def line_windows(self, asks: Mapping[str, LineAsk]) -> dict[str, LineWindow]:
+        """Per line id: its slot and the reach a write needs (None: the whole line)."""
+        rows = self._read_keys("Line", list(asks), _LINE_READ)
+        layouts: dict[str, Layout] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        want: list[str] = []
+        for lid, r in rows.items():
+            layout = layouts[lid] = Layout.of(r["dir"])
+            if not layout.inline:
+                i, j = spans[lid] = layout.span(asks[lid].reach)
+                want += [page_id(lid, n) for n in layout.numbers[i : j + 1]]
+        pages = self._read_keys("LinePage", want, ("entries",))
+        out: dict[str, LineWindow] = {}
+        for lid, ask in asks.items():
+            row, reach = rows.get(lid), ask.reach
+            if row is None:
+                out[lid] = LineWindow(
+                    lid,
+                    ask.slot_id,
+                    ask.namespace,
+                    ask.subject,
+                    [],
+                    None,
+                    None,
+                    True,
+                    reach is None,
                 )
-            return
-        for chunk in chunks(rows, SCAN_BATCH):
-            load_rows(self.db, _REPLACE_STATES, STATE_COLUMNS, chunk)
+                continue
+            base = _version_base(row["slot_id"], row["namespace"], row["subject"])
+            layout, span = layouts[lid], spans.get(lid, (0, 0))
+            if layout.inline:
+                loaded = unpack_run(row["entries"], base)
+                after_pages: datetime | None = None
+            else:
+                loaded = []
+                for n in layout.numbers[span[0] : span[1] + 1]:
+                    page = pages.get(page_id(lid, n))
+                    if page is None:
+                        raise StoreError(f"internal: a page of line {lid!r} is missing")
+                    loaded += unpack_run(page["entries"], base)
+                after_pages = layout.after(span[1])
+            if reach is None:
+                i, j = 0, len(loaded)
+            else:
+                i, j = window_of(loaded, reach)
+            after = loaded[j].at if j < len(loaded) else after_pages
+            out[lid] = LineWindow(
+                lid,
+                row["slot_id"],
+                row["namespace"],
+                row["subject"],
+                loaded[i:j],
+                after,
+                row["changed_at"],
+                False,
+                reach is None,
+                layout,
+                span,
+                loaded,
+                (i, j),
+            )
+        return out
+
+    def assertion(self, assertion_id: str) -> Row | None:
+        rows = self.db.query("MATCH (a:Assertion {id: $id}) RETURN a", id=assertion_id)
+        return rows[0]["a"] if rows else None
+
+    def assertions_by_id(self, ids: Sequence[str]) -> dict[str, Row]:
+        found = self._seek("Assertion", list(ids), _ASSERTION_READ)
+        return {i: {"id": i, **r} for i, r in found.items()}
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
-            "MATCH (s:SlotState) WHERE s.namespace = $ns AND s.predicate = $p RETURN s.id AS id",
+            "MATCH (s:Slot) WHERE s.namespace = $ns AND s.predicate = $p RETURN s.id AS id",
             ns=namespace,
             p=predicate,
         )
         return [r["id"] for r in rows]
 
-    def write_slot(
-        self,
-        *,
-        slot: Mapping[str, Any],
-        new: bool,
-        assertions: Sequence[Mapping[str, Any]],
-        expire: Sequence[str],
-        at: datetime,
-        insert: Sequence[Mapping[str, Any]],
-        entities: Sequence[Mapping[str, Any]],
-    ) -> bool:
-        """A small write to one slot as one statement (graph/_fused.py); False when
-        it is too big for one, and nothing was written."""
-        if not fits(len(entities), len(assertions), len(expire), len(insert)):
-            return False
-        cypher, params = slot_write(
-            slot=slot,
-            new=new,
-            assertions=assertions,
-            expire=expire,
-            at=at,
-            insert=insert,
-            entities=entities,
-        )
-        rows = self.db.query(cypher, **params)
-        if [r["n"] for r in rows] != [1]:
-            raise StoreError("internal: a write to a slot found a row missing")
-        return True
+    def slot_version_ids(self, slot_id: str) -> list[str]:
+        """Every stored version of the slot, read from the Fact rows themselves (an
+        erase must miss none): one hop from the subject, whose id the slot id holds."""
+        parts = slot_id.split(SEP)
+        if len(parts) != 3 or not parts[1]:
+            return []
+        rows = self.db.query(f"{SLOT_FACTS} RETURN f.id AS id", sid=parts[1], slot=slot_id)
+        return [r["id"] for r in rows]
 
+    # --- the write ---------------------------------------------------------------------------
+    def write_facts(self, w: FactWrite, *, heads: Mapping[str, SlotHead] | None = None) -> None:
+        """Store what a write did: its nodes, each touched slot's journal events, each
+        edited line's pages. `heads`: the stored slots' heads as read (else read now)."""
+        heads = dict(heads or {})
+        events = _events_by_slot(w)
+        known = {s["id"] for s in w.slots}
+        missing = [s for s in events if s not in heads and s not in known]
+        if missing:
+            heads.update(self.slot_heads(missing))
+        nodes: list[Node] = []
+        for s in w.slots:
+            h = SlotHead(dict(s), new=True)
+            nodes += _journal_nodes(h, events.get(s["id"], []))
+        for sid, evs in events.items():
+            if sid in known:
+                continue
+            head = heads.get(sid)
+            if head is None:
+                raise StoreError(f"internal: a write to a slot that is not stored ({sid!r})")
+            nodes += _journal_nodes(head, evs)
+        doomed_pages: list[str] = []
+        for edit in w.lines:
+            more, gone = _line_nodes(edit, w.at)
+            nodes += more
+            doomed_pages += gone
+        if (
+            not w.vanish
+            and not doomed_pages
+            and len({v["subject_id"] for v in w.insert}) <= 1
+            and fits(len(w.entities), len(w.assertions), len(w.expire), len(w.insert), len(nodes))
+        ):
+            cypher, params = fused_write(
+                entities=w.entities,
+                assertions=w.assertions,
+                nodes=nodes,
+                expire=[v["id"] for v in w.expire],
+                at=w.at,
+                insert=w.insert,
+            )
+            rows = self.db.query(cypher, **params)
+            if [r["n"] for r in rows] != [1]:
+                raise StoreError("internal: a write to a slot found a row missing")
+            return
+        if w.entities:
+            self.create_entities(w.entities)  # type: ignore[attr-defined]
+        self.create_assertions(w.assertions)
+        self.delete_versions([v["id"] for v in w.vanish])
+        self.expire_versions([v["id"] for v in w.expire], w.at)
+        self.create_versions(w.insert)
+        self._delete_nodes("LinePage", doomed_pages)
+        self._put_nodes(nodes)
+
+    # --- node statements ----------------------------------------------------------------------
     def create_assertions(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Assertions of slots that exist (or are created in the same transaction):
-        `slot_id` says whose, and the slot's packed log lists them."""
         if len(rows) >= LOAD_MIN:
             load_rows(
                 self.db,
@@ -174,18 +328,6 @@ class SlotStore(StoreBase):
             self.db.query(
                 f"CREATE (:Assertion {{{param_props(ASSERTION_COLUMNS)}}})", **assertion_row(r)
             )
-
-    def assertion(self, assertion_id: str) -> Row | None:
-        rows = self.db.query("MATCH (a:Assertion {id: $id}) RETURN a", id=assertion_id)
-        return rows[0]["a"] if rows else None
-
-    def slot_log(self, slot_id: str) -> list[Row]:
-        """The slot's stored assertions, in recording order: the ids its packed log
-        lists, each read by primary key (one deleted since is simply not found)."""
-        state = self._seek("SlotState", [slot_id], ("log",)).get(slot_id)
-        ids = log_ids(state["log"] if state else None)
-        found = self._seek("Assertion", ids, _ASSERTION_READ)
-        return [found[i] for i in ids if i in found]
 
     def retract_assertion(self, assertion_id: str, at: datetime, reason: str | None) -> None:
         self.db.query(
@@ -203,15 +345,8 @@ class SlotStore(StoreBase):
     def delete_assertion(self, assertion_id: str) -> None:
         self.db.query("MATCH (a:Assertion {id: $id}) DETACH DELETE a", id=assertion_id)
 
-    # --- versions --------------------------------------------------------------------------
-    @staticmethod
-    def versions_bulk(rows: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]] | Bulk:
-        """`rows` for `create_versions`, with their Arrow table built if it will need one
-        (pure: any thread)."""
-        return Bulk.of(FACT_COLUMNS, rows, fill=True) if len(rows) >= LOAD_MIN else rows
-
-    def create_versions(self, rows: Sequence[dict[str, Any]] | Bulk) -> None:
-        if isinstance(rows, Bulk) or len(rows) >= LOAD_MIN:
+    def create_versions(self, rows: Sequence[dict[str, Any]]) -> None:
+        if len(rows) >= LOAD_MIN:
             load_rows(self.db, _CREATE_VERSIONS, FACT_COLUMNS, rows, fill=True)  # as `fact_row`
             return
         for r in rows:
@@ -226,14 +361,7 @@ class SlotStore(StoreBase):
         if self._seek_pays(len(version_ids)):
             # every id exists (this write read it): MATCH, one seek each, SET them all
             for chunk in seek_chunks(version_ids):
-                k = len(chunk)
-                self.db.query(
-                    " ".join(f"MATCH (x{j}:Fact {{id: $k{j}}})" for j in range(k))
-                    + " SET "
-                    + ", ".join(f"x{j}.expired_at = $at" for j in range(k)),
-                    at=at,
-                    **{f"k{j}": i for j, i in enumerate(chunk)},
-                )
+                self._chained("Fact", chunk, "SET {x}.expired_at = $at", at=at)
             return
         for part in chunks(list(version_ids), SCAN_BATCH):
             self.db.query(
@@ -252,11 +380,173 @@ class SlotStore(StoreBase):
                 "UNWIND $ids AS i MATCH (f:Fact {id: i}) DETACH DELETE f", ids=list(chunk)
             )
 
-    def slot_version_ids(self, slot_id: str) -> list[str]:
-        """Every stored version of the slot, read from the Fact rows themselves (an
-        erase must miss none): one hop from the subject, whose id the slot id holds."""
-        subject_id = slot_subject(slot_id)
-        if subject_id is None:
-            return []
-        rows = self.db.query(f"{SLOT_FACTS} RETURN f.id AS id", sid=subject_id, slot=slot_id)
-        return [r["id"] for r in rows]
+    def write_histories(self, histories: Sequence[History], *, replace: bool) -> None:
+        """Slots with their whole histories written afresh (restore, erase): (slot row,
+        log, versions) each, journalled; `replace` deletes the slots' journals first."""
+        self.write_journals(
+            [(row, state_events(log, versions)) for row, log, versions in histories],
+            replace=replace,
+        )
+
+    def write_journals(
+        self, journals: Sequence[tuple[Mapping[str, Any], Sequence[Event]]], *, replace: bool
+    ) -> None:
+        """`write_histories` with the events made already (the upgrade packs them itself)."""
+        if replace:
+            heads = self.slot_heads([row["id"] for row, _ in journals])
+            pages = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(h.pages)]
+            self._delete_nodes("SlotPage", pages)
+            self._delete_nodes("Slot", list(heads))
+        nodes: list[Node] = []
+        for row, events in journals:
+            head = SlotHead(slot_columns(row), new=True)
+            for k in range(0, max(0, len(events) - PAGE_EVENTS), PAGE_EVENTS):
+                page = {
+                    "id": f"{row['id']}{SEP}#{head.pages}",
+                    "events": pack_events(events[k : k + PAGE_EVENTS]),
+                }
+                nodes.append(Node("SlotPage", page))
+                head.pages += 1
+            rest = events[head.pages * PAGE_EVENTS :]
+            head.tail, head.tail_n = pack_events(rest), len(rest)
+            nodes.append(
+                Node(
+                    "Slot",
+                    {**head.row, "pages": head.pages, "tail_n": head.tail_n, "tail": head.tail},
+                )
+            )
+        self._put_nodes(nodes)
+
+    def _chained(self, table: str, keys: Sequence[str], action: str, **params: Any) -> None:
+        """One statement seeking each key of `table` (`MATCH ... MATCH ...`), then doing
+        `action` to them all (`{x}` stands for each node: "SET {x}.expired_at = $at")."""
+        k = len(keys)
+        first, _, rest = action.partition(" ")
+        self.db.query(
+            " ".join(f"MATCH (x{j}:{table} {{id: $k{j}}})" for j in range(k))
+            + f" {first} "
+            + ", ".join(rest.format(x=f"x{j}") for j in range(k)),
+            **params,
+            **{f"k{j}": i for j, i in enumerate(keys)},
+        )
+
+    def _put_nodes(self, nodes: Sequence[Node]) -> None:
+        """Create each node, replacing the stored one where `replace` says so."""
+        by_table: dict[str, list[Node]] = {}
+        for n in nodes:
+            by_table.setdefault(n.table, []).append(n)
+        for table, group in by_table.items():
+            self._delete_nodes(table, [n.row["id"] for n in group if n.replace])
+            columns = NODE_COLUMNS[table]
+            rows = [n.row for n in group]
+            if len(rows) >= LOAD_MIN:
+                load_rows(self.db, f"CREATE (:{table} {{{cols(columns)}}})", columns, rows)
+                continue
+            for r in rows:
+                self.db.query(
+                    f"CREATE (:{table} {{{param_props(columns)}}})", **{c: r[c] for c in columns}
+                )
+
+    def _delete_nodes(self, table: str, ids: Sequence[str]) -> None:
+        if table not in NODE_COLUMNS:
+            raise ValueError(table)
+        if not ids:
+            return
+        if self._seek_pays_in(table, len(ids)):
+            for chunk in seek_chunks(ids):
+                self._chained(table, chunk, "DELETE {x}")
+            return
+        for part in chunks(list(ids), SCAN_BATCH):
+            self.db.query(f"UNWIND $ids AS i MATCH (x:{table} {{id: i}}) DELETE x", ids=list(part))
+
+
+def slot_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A slot's own columns (a row may carry more)."""
+    return {c: row[c] for c in ("id", "namespace", "subject_id", "predicate", "subject")}
+
+
+def _version_base(slot_id: str, namespace: str, subject: str) -> dict[str, Any]:
+    _, subject_id, predicate = slot_id.split(SEP)
+    return {
+        "namespace": namespace,
+        "slot_id": slot_id,
+        "subject_id": subject_id,
+        "subject": subject,
+        "predicate": predicate,
+    }
+
+
+def _events_by_slot(w: FactWrite) -> dict[str, list[Event]]:
+    """Each touched slot's journal events of this write, in fold order."""
+    out: dict[str, dict[str, list[Any]]] = {}
+
+    def of(slot: str) -> dict[str, list[Any]]:
+        return out.setdefault(slot, {"a": [], "v": [], "x": [], "d": [], "r": []})
+
+    for a in w.assertions:
+        of(a["slot_id"])["a"].append(a)
+    for v in w.insert:
+        of(v["slot_id"])["v"].append(v)
+    for v in w.expire:
+        of(v["slot_id"])["x"].append((v["id"], w.at))
+    for v in w.vanish:
+        of(v["slot_id"])["d"].append(v["id"])
+    for aid, slot, why in w.retract:
+        of(slot)["r"].append((aid, w.at, why))
+    return {
+        s: journal_events(
+            assertions=e["a"], inserted=e["v"], expired=e["x"], vanished=e["d"], retracted=e["r"]
+        )
+        for s, e in out.items()
+    }
+
+
+def _journal_nodes(h: SlotHead, events: Sequence[Event]) -> list[Node]:
+    """The Slot row with the events appended to its tail (and a page, if the tail was full)."""
+    row = {**h.row, "pages": h.pages, "tail_n": h.tail_n, "tail": h.tail}
+    out: list[Node] = []
+    if h.tail_n and h.tail_n + len(events) > PAGE_EVENTS:
+        out.append(Node("SlotPage", {"id": f"{h.row['id']}{SEP}#{h.pages}", "events": h.tail}))
+        row.update(pages=h.pages + 1, tail_n=0, tail="[]")
+    row["tail"] = append_text(row["tail"], events)
+    row["tail_n"] += len(events)
+    out.append(Node("Slot", row, replace=not h.new))
+    return out
+
+
+def _line_nodes(edit: LineEdit, at: datetime) -> tuple[list[Node], list[str]]:
+    """The Line row (and pages) after an edit, and the ids of pages it no longer uses.
+
+    A whole line rewritten (or one inline) is laid out afresh: inline while it fits,
+    else in pages numbered after every page it had. A window of a paged line rewrites
+    the pages its window was read from."""
+    win = edit.window
+    layout = win.layout
+    every = [] if layout.inline else [page_id(win.line_id, n) for n in layout.numbers]
+    if win.whole or layout.inline:
+        i, j = win.cut
+        run = list(edit.run) if win.whole else [*win.loaded[:i], *edit.run, *win.loaded[j:]]
+        base, (a, b), old = Layout(next_number=layout.next_number), (0, -1), every
+    else:
+        i, j = win.cut
+        run = [*win.loaded[:i], *edit.run, *win.loaded[j:]]
+        (a, b), base = win.span, layout
+        old = [page_id(win.line_id, n) for n in layout.numbers[a : b + 1]]
+    row = {
+        "id": win.line_id,
+        "namespace": win.namespace,
+        "slot_id": win.slot_id,
+        "subject": win.subject,
+    }
+    line = Node("Line", {**row, "changed_at": at, "entries": None, "dir": None}, not win.new)
+    if (win.whole or layout.inline) and len(run) <= INLINE:
+        line.row["entries"] = pack_run(run)  # an emptied line stays, with its last change
+        return [line], old
+    new_layout, pages, _ = rechunk(base, a, b, run)
+    line.row["dir"] = new_layout.directory()
+    written = {page_id(win.line_id, n): p for n, p in pages}
+    nodes = [
+        Node("LinePage", {"id": pid, "entries": pack_run(p)}, replace=pid in old)
+        for pid, p in written.items()
+    ]
+    return [*nodes, line], [p for p in old if p not in written]

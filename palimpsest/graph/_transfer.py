@@ -34,7 +34,7 @@ _ID_TABLES = (
     "Entity",
     "EntityKey",
     "Episode",
-    "SlotState",
+    "Slot",
     "Assertion",
     "Fact",
     "Tombstone",
@@ -54,7 +54,7 @@ _SCAN = 20_000
 _LABELS = {
     "entity": "Entity",
     "episode": "Episode",
-    "slot": "SlotState",
+    "slot": "Slot",
     "assertion": "Assertion",
     "version": "Fact",
     "tombstone": "Tombstone",
@@ -112,7 +112,7 @@ class TransferStore:
     def namespaces(self) -> list[str]:
         """Every namespace holding a row of its own (a predicate definition counts)."""
         found: set[str] = set()
-        for label in ("Episode", "Entity", "SlotState", "Tombstone", "Predicate"):
+        for label in ("Episode", "Entity", "Slot", "Tombstone", "Predicate"):
             # the label is one of our constants, never input
             rows = self.db.query(f"MATCH (n:{label}) RETURN DISTINCT n.namespace AS ns")
             found |= {r["ns"] for r in rows}
@@ -198,7 +198,7 @@ class TransferStore:
         out = self.store.counts(namespace)
         out["Slot"] = int(
             self.db.query(
-                "MATCH (s:SlotState) WHERE s.namespace = $ns RETURN count(*) AS c", ns=namespace
+                "MATCH (s:Slot) WHERE s.namespace = $ns RETURN count(*) AS c", ns=namespace
             )[0]["c"]
         )
         out["EntityKey"] = self.count("entity_key", namespace)

@@ -16,11 +16,12 @@ since the load are kept as the dicts remember_many wrote.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+from .._time import from_epoch_us
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -29,7 +30,6 @@ __all__ = ["COLUMNS", "Shown"]
 
 # the Episode columns a hit shows (besides id, occurred_at and recorded_at)
 COLUMNS = ("text", "source", "speaker", "author_kind", "quarantined")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class Shown:
@@ -79,5 +79,5 @@ class Shown:
         out: dict[str, Any] = {name: b[name][i].as_py() for name in ("id", *COLUMNS)}
         for name in ("occurred_at", "recorded_at"):
             us = b[name][i].as_py()
-            out[name] = None if us is None else _EPOCH + timedelta(microseconds=us)
+            out[name] = None if us is None else from_epoch_us(us)
         return out

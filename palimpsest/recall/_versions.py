@@ -17,11 +17,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from .._time import epoch_us
 
 Row = Mapping[str, Any]
 F32 = npt.NDArray[np.float32]
@@ -29,17 +31,11 @@ Idx = npt.NDArray[np.intp]
 I64 = npt.NDArray[np.int64]
 Stems = Callable[[Sequence[Row]], Sequence[AbstractSet[str]]]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
 _NEVER, _ALWAYS = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 
 
-def micros(t: datetime) -> int:
-    return (t - _EPOCH) // _US  # exact, where a float timestamp rounds
-
-
 def _times(rows: Sequence[Row], name: str, none: int) -> I64:
-    return np.array([none if (t := r[name]) is None else micros(t) for r in rows], dtype=np.int64)
+    return np.array([none if (t := r[name]) is None else epoch_us(t) for r in rows], dtype=np.int64)
 
 
 class _Pairs:
@@ -134,14 +130,14 @@ class Versions:
     def believed(self, known_at: datetime) -> Idx:
         """Positions of the versions believed at `known_at` (recorded by then, not
         expired by then); after the last recording or expiry, those never expired."""
-        at = micros(known_at)
+        at = epoch_us(known_at)
         if self._horizon is None or at >= self._horizon:
             return self.latest
         return np.flatnonzero((self._recorded <= at) & (self._expired > at)).astype(np.intp)
 
     def covers(self, valid_at: datetime) -> npt.NDArray[np.bool_]:
         """Per version: whether its validity window (half-open) holds `valid_at`."""
-        at = micros(valid_at)
+        at = epoch_us(valid_at)
         return np.asarray((self._from <= at) & (at < self._to))
 
     def lexical(self, query_stems: AbstractSet[str]) -> F32:
@@ -243,7 +239,7 @@ class Versions:
             if p is not None and keep[p]:
                 q = int(where[p])
                 vs.rows[q] = {**vs.rows[q], "expired_at": when}
-                vs._expired[q] = micros(when)
+                vs._expired[q] = epoch_us(when)
         vs._words = (
             None
             if self._words is None

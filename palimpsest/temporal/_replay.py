@@ -60,6 +60,19 @@ class Segment:
 
 
 @dataclass(frozen=True, slots=True)
+class Start:
+    """One start of a line's believed timeline: from `at` until the next start, `object`
+    holds, said by assertion `source`. `object` None is an absence: an explicit end, or
+    the gap a bounded put restores (its `source` may then be None). Absences are part of
+    the timeline: they bound later open-ended assertions.
+    """
+
+    at: datetime | None  # None = since always
+    object: str | None
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class _Present:
     object: str
     source: str
@@ -121,24 +134,60 @@ class _Timeline:
         if end_key not in self.starts:
             self._set(end_key, resume)
 
-    def segments(self) -> list[Segment]:
-        keys = [_unsort(sk) for sk in self._order]
-        out: list[Segment] = []
-        for i, k in enumerate(keys):
+    @classmethod
+    def of(cls, run: Iterable[Start]) -> _Timeline:
+        tl = cls()
+        for s in run:
+            value = _Absent(s.source) if s.object is None else _Present(s.object, s.source or "")
+            tl._set(_key(s.at), value)
+        return tl
+
+    def run(self) -> list[Start]:
+        """The starts in order, as `Start`s."""
+        out = []
+        for sk in self._order:
+            k = _unsort(sk)
             v = self.starts[k]
-            if not isinstance(v, _Present):
-                continue
-            end = keys[i + 1][1] if i + 1 < len(keys) else None
-            prev = out[-1] if out else None
-            if (
-                prev
-                and prev.valid_to == k[1]
-                and (prev.object, prev.source) == (v.object, v.source)
-            ):
-                out[-1] = Segment(v.object, prev.valid_from, end, v.source)
+            if isinstance(v, _Present):
+                out.append(Start(k[1], v.object, v.source))
             else:
-                out.append(Segment(v.object, k[1], end, v.source))
+                out.append(Start(k[1], None, v.source))
         return out
+
+    def segments(self) -> list[Segment]:
+        return segments_of(self.run(), None)
+
+
+def segments_of(run: Sequence[Start], after: datetime | None) -> list[Segment]:
+    """The versions a run of consecutive starts shows, the last one lasting until `after`
+    (the next start past the run; None: there is none, it lasts forever).
+
+    >>> segments_of([Start(t(2024), "sydney", "a1"), Start(t(2025), None, "e1")], None)
+    [Segment(object='sydney', valid_from=..., valid_to=datetime(2025...), source='a1')]
+    """
+    out: list[Segment] = []
+    for i, s in enumerate(run):
+        if s.object is None:
+            continue
+        end = run[i + 1].at if i + 1 < len(run) else after
+        source = s.source or ""  # a present start always has its assertion
+        prev = out[-1] if out else None
+        if prev and prev.valid_to == s.at and (prev.object, prev.source) == (s.object, source):
+            out[-1] = Segment(s.object, prev.valid_from, end, source)
+        else:
+            out.append(Segment(s.object, s.at, end, source))
+    return out
+
+
+def _apply(tl: _Timeline, e: LogEntry) -> None:
+    """One believed entry applied to one line's timeline."""
+    if e.op == "assert":
+        assert e.object is not None
+        tl.put(e.valid_from, e.valid_to, _Present(e.object, e.id))
+        return
+    cur = tl.at(e.valid_from)
+    if isinstance(cur, _Present) and e.object in (None, cur.object):
+        tl.put(e.valid_from, None, _Absent(e.id))
 
 
 def believed(log: Iterable[LogEntry], known_at: datetime) -> list[LogEntry]:
@@ -159,22 +208,39 @@ def replay(
         lone = _lone(log[0], known_at)
         if lone is not None:
             return lone
+    lines = _fold(log, cardinality, known_at)
+    return sorted((s for tl in lines.values() for s in tl.segments()), key=Segment.sort_key)
+
+
+def _fold(
+    log: Sequence[LogEntry], cardinality: Cardinality, known_at: datetime
+) -> dict[str | None, _Timeline]:
+    """The slot's lines after every entry believed at `known_at`, in recording order."""
     lines: dict[str | None, _Timeline] = {}
 
     def line(obj: str | None) -> _Timeline:
         return lines.setdefault(None if cardinality == "one" else obj, _Timeline())
 
     for e in believed(log, known_at):
-        if e.op == "assert":
-            assert e.object is not None
-            line(e.object).put(e.valid_from, e.valid_to, _Present(e.object, e.id))
+        if e.op == "assert" or e.object is not None:
+            _apply(line(e.object), e)
             continue
-        targets = list(lines.values()) if e.object is None else [line(e.object)]
-        for tl in targets:
-            cur = tl.at(e.valid_from)
-            if isinstance(cur, _Present) and e.object in (None, cur.object):
-                tl.put(e.valid_from, None, _Absent(e.id))
-    return sorted((s for tl in lines.values() for s in tl.segments()), key=Segment.sort_key)
+        for tl in lines.values():  # an end of whatever holds: every line of the slot
+            _apply(tl, e)
+    return lines
+
+
+def timelines(
+    log: Sequence[LogEntry], cardinality: Cardinality, *, known_at: datetime
+) -> dict[str | None, list[Start]]:
+    """Each line's believed starts at `known_at`: the slot's one line (key None) for a
+    `one` predicate, a line per object for `many`. What `replay` shows, with its absences.
+
+    >>> timelines(log, "one", known_at=t(2025))
+    {None: [Start(at=datetime(2024...), object='sydney', source='a1')]}
+    """
+    lines = _fold(log, cardinality, known_at)
+    return {k: tl.run() for k, tl in lines.items() if tl.starts}
 
 
 def _lone(e: LogEntry, known_at: datetime) -> list[Segment] | None:

@@ -22,10 +22,11 @@ from .. import _names as names
 from ..engine.context import Context
 from ..engine.entities import EntityIndex
 from ..engine.events import Events
-from ..engine.materialise import Materialiser, SlotState, packed
+from ..engine.materialise import Materialiser, SlotState
 from ..engine.rows import slot_id, slot_row
 from ..engine.vocabulary import Vocabulary, default_predicates
 from ..errors import Conflict, ValidationError
+from ..graph import FactWrite
 from ..graph._transfer import TransferStore
 from ._import import ExportData, parse_export
 
@@ -178,7 +179,7 @@ class Restorer:
             else:
                 vs = given.get(sid, [])
             versions += vs
-            states.append(packed(SlotState(meta, log, vs, new=True)))
+            states.append(SlotState(meta, log, vs, new=True))
         tombs = []
         for t in rows["tombstone"]:
             row = strip(t)
@@ -212,6 +213,7 @@ class Restorer:
             "keys": [{"id": f"{ns}\x1f{k}", "entity_id": v} for k, v in sorted(keys.items())],
             "episodes": episodes,
             "slots": states,
+            "cardinality": {p: preds[p]["cardinality"] for p in preds},
             "assertions": assertions,
             "versions": versions,
             "tombstones": tombs,
@@ -241,9 +243,17 @@ class Restorer:
             store.upsert_predicate(ns, p)
         ts.restore_entities(plan["entities"], plan["keys"])
         ts.restore_episodes(plan["episodes"])
-        store.create_slots(plan["slots"])
+        slots: list[SlotState] = plan["slots"]
+        store.write_histories([(st.row, st.log, st.versions) for st in slots], replace=False)
         store.create_assertions(plan["assertions"])
         store.create_versions(plan["versions"])
+        # each line as its starts stand at the latest moment the export knows
+        times = [t for t in plan["times"] if t is not None]
+        if slots and times:
+            k = max(times)
+            cards = {st.row["id"]: plan["cardinality"][st.row["predicate"]] for st in slots}
+            states = {st.row["id"]: st for st in slots}
+            store.write_facts(FactWrite(at=k, lines=self._mat.line_edits(states, cards, k)))
         for t in plan["tombstones"]:
             store.create_tombstone(t)
         columns = ts.aux_columns()
