@@ -132,10 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     # young: ~60 likes versions and 20 moves (~40 versions); old: the hub and 2,000 moves
     young, yclock = build(tmp / "young", likes=50, restated=10, moves=20)
-    hub_distinct = args.hub * 3 // 4
-    old, oclock = build(
-        tmp / "old", likes=hub_distinct, restated=args.hub - hub_distinct, moves=args.moves
-    )
+    # distinct objects and restatements of some of them (each restatement: two versions)
+    old, oclock = build(tmp / "old", likes=args.hub // 2, restated=args.hub // 4, moves=args.moves)
     built = time.perf_counter() - t
     sizes = {
         name: {"likes": versions_of(m, "likes"), "lives_in": versions_of(m, "lives_in")}

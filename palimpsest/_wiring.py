@@ -37,12 +37,12 @@ from .engine.reader import Reader
 from .engine.uses import UseLog
 from .engine.vocabulary import Vocabulary
 from .engine.writer import Writer
-from .graph import ConsolidationStore, PredicateLog, Store
 from .recall._facts import FactRecall
 from .recall.embed_worker import EmbedWorker
 from .recall.index import RecallIndex
 from .recall.recaller import Recaller
 from .recall.reindex import Reindexer
+from .storage import Store
 from .transfer.exporter import Exporter
 from .transfer.importers import Importers
 from .transfer.restorer import Restorer
@@ -93,7 +93,7 @@ def build(
     # --- the bitemporal engine ----------------------------------------------------------
     entities = EntityIndex(store)
     mat = Materialiser(store, entities)
-    vocab = Vocabulary(ctx, log=PredicateLog(store.db), recast=mat.rematerialise)
+    vocab = Vocabulary(ctx, log=store.predicate_log, recast=mat.rematerialise)
     asof = AsOf(store)
     uses = UseLog(ctx)
     embed = EmbedWorker(ctx, embedder, name_of=entities.name_of)
@@ -101,10 +101,10 @@ def build(
     reader = Reader(ctx, vocab, entities, asof)
     # --- recall -------------------------------------------------------------------------
     index = RecallIndex(ctx, embedder)
-    facts = FactRecall(store, index.rs, entities, asof, embedder)
+    facts = FactRecall(store, entities, asof, embedder)
     episodes = Episodes(ctx, writer, extractor=extractor, index=index, embed=embed)
     # --- consolidation ------------------------------------------------------------------
-    cs = ConsolidationStore(store.db)
+    cs = store.consolidation
     tools = Tools(ctx, cs, writer, entities, Decisions(ctx, cs))  # the writing steps'
     merge = Merge(tools, vocab=vocab, embed=embed, embedder=embedder, events=events)
     promote = Promote(tools, vocab=vocab, materialiser=mat)
@@ -138,7 +138,7 @@ def build(
         ),
         review=Reviewer(tools, promote=promote, embed=embed),
         # --- transfer -------------------------------------------------------------------
-        exporter=Exporter(ctx, uses=uses, rs=index.rs),
+        exporter=Exporter(ctx, uses=uses),
         restorer=Restorer(ctx, vocab, entities, mat, index=index, embed=embed, events=events),
         importers=Importers(ctx, episodes),
     )

@@ -36,9 +36,8 @@ from .engine.inspector import DEFAULT_NODES, Inspector
 from .engine.reader import Reader
 from .engine.rows import UNSET
 from .engine.vocabulary import Vocabulary, default_predicates
-from .engine.writer import IMPORT_BATCH, Writer, fact_batches
+from .engine.writer import IMPORT_BATCH, Writer
 from .errors import ValidationError
-from .graph import Store
 from .models import (
     AuthorKind,
     Cardinality,
@@ -62,6 +61,9 @@ from .models import (
 from .recall.index import RecallIndex
 from .recall.recaller import Recaller
 from .recall.reindex import Progress, Reindexer
+from .storage import Store
+from .storage.backends import open_store
+from .transfer import fact_batches
 from .transfer.exporter import Exporter
 from .transfer.importers import Importers
 from .transfer.restorer import Restorer
@@ -151,7 +153,7 @@ class Memory:
 
             embedder = SentenceTransformerEmbedder()
         defaults = {p.name: p.cardinality for p in default_predicates()}
-        store = Store.open(Path(path), defaults=defaults)
+        store = open_store(path, defaults=defaults)
         mem = cls(
             store,
             clock=clock or utcnow,
@@ -170,7 +172,7 @@ class Memory:
 
     @property
     def path(self) -> Path:
-        return self._store.directory
+        return Path(self._store.location)
 
     @property
     def namespace(self) -> str:

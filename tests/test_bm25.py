@@ -35,8 +35,8 @@ TEXTS = [
 
 
 def _kuzu(mem: Memory, word: str) -> dict[str, float]:
-    mem._index.rs.create_reference_index()  # recall itself never makes it
-    return dict(mem._index.rs.term_hits("default", word))
+    mem._store.recall.create_reference_index()  # recall itself never makes it
+    return dict(mem._store.recall.term_hits("default", word))
 
 
 def _mine(mem: Memory, stem: str) -> dict[str, float]:
@@ -47,14 +47,14 @@ def _mine(mem: Memory, stem: str) -> dict[str, float]:
 
 
 def _vocabulary(mem: Memory) -> list[str]:
-    words = {w for t in mem._index.rs.texts("default").values() for w in tokens(t)}
+    words = {w for t in mem._store.recall.texts("default").values() for w in tokens(t)}
     return sorted(words | {"his", "old", "way", "like", "likes", "the", "cafe", "zqdbdg"})
 
 
 def _assert_same(mem: Memory) -> int:
     words = _vocabulary(mem)
     compared = 0
-    for word, stem in zip(words, mem._index.rs.stems(words), strict=True):
+    for word, stem in zip(words, mem._store.recall.stems(words), strict=True):
         kuzu, mine = _kuzu(mem, word), _mine(mem, stem)
         assert mine.keys() == kuzu.keys(), word
         for eid, score in kuzu.items():

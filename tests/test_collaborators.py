@@ -49,9 +49,11 @@ class FakeStore:
         self.db = object()  # collaborators that build their own store slices get a handle
         self.calls: list[tuple[str, Any]] = []
         self.stored_predicates: list[dict[str, Any]] = []
-        self.slots: list[str] = []
+        self.slot_ids: list[str] = []
         self.fail_write = False
         self.transactions = 0
+        # one fake answers for every slice of the seam the collaborators here use
+        self.names = self.slots = self.facts = self
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -69,7 +71,7 @@ class FakeStore:
         self.stored_predicates.append(dict(row))
 
     def slots_of_predicate(self, ns: str, name: str) -> list[str]:
-        return list(self.slots)
+        return list(self.slot_ids)
 
     def episode(self, eid: str) -> dict[str, Any] | None:
         return None
@@ -115,7 +117,7 @@ def _one_valued() -> Predicate:
 # --- Vocabulary, with a fake store, a fake predicate log and a fake recast ---------------------
 def test_vocabulary_recasts_the_slots_of_a_predicate_whose_cardinality_changes() -> None:
     store, log, clock = FakeStore(), FakeLog(), Clock()
-    store.slots = ["default\x1fen_1\x1fx", "default\x1fen_2\x1fx"]
+    store.slot_ids = ["default\x1fen_1\x1fx", "default\x1fen_2\x1fx"]
     recast: list[tuple[str, dict[str, str], datetime]] = []
     ctx = Context(store, clock=clock, namespace="default")  # type: ignore[arg-type]
     vocab = Vocabulary(
@@ -125,7 +127,7 @@ def test_vocabulary_recasts_the_slots_of_a_predicate_whose_cardinality_changes()
     assert vocab.find("default", one.name.replace("_", " ")) == one  # a spaced name is an alias
     got = vocab.define("default", one.name, "many", aliases=["Dwells In"])
     assert got.cardinality == "many" and got.origin == "user" and "dwells in" in got.aliases
-    assert recast == [("default", dict.fromkeys(store.slots, "many"), T0)]
+    assert recast == [("default", dict.fromkeys(store.slot_ids, "many"), T0)]
     assert log.records == [("default", one.name, "one", T0)] and ctx.last_k == T0
     assert vocab.find("default", "dwells in") == got  # reloaded: the new alias resolves
     clock.now = T0 + timedelta(hours=1)
@@ -302,9 +304,10 @@ class FakeRecallStore:
 
 
 def _index(embedder: CountingEmbedder, recorded: str | None) -> tuple[RecallIndex, FakeRecallStore]:
-    ctx = Context(FakeStore(), clock=Clock(), namespace="default")  # type: ignore[arg-type]
+    store = FakeStore()
+    store.recall = rs = FakeRecallStore(recorded)  # type: ignore[attr-defined]
+    ctx = Context(store, clock=Clock(), namespace="default")  # type: ignore[arg-type]
     index = RecallIndex(ctx, embedder)  # type: ignore[arg-type]
-    index.rs = rs = FakeRecallStore(recorded)  # type: ignore[assignment]
     return index, rs
 
 
@@ -336,6 +339,15 @@ class FakeConsolidationStore:
         self.rows = rows or []
         self.archived: list[str] = []
         self.watermarks: list[datetime] = []
+        self.kept: list[dict[str, Any]] = []
+        self.events: list[str] = []
+
+    def keep_report(self, ns: str, finished_at: datetime, data: Any, text: str) -> None:
+        self.kept.append(data)
+        self.events.append("report")
+
+    def reports(self, ns: str) -> list[dict[str, Any]]:
+        return [dict(d) for d in self.kept if d["namespace"] == ns]
 
     def cold_candidates(self, ns: str, *, below: float, before: datetime) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["recorded_at"] <= before]
@@ -355,6 +367,7 @@ class FakeConsolidationStore:
 
     def set_watermark(self, ns: str, mark: datetime) -> None:
         self.watermarks.append(mark)
+        self.events.append("watermark")
 
 
 class FakeUses:
@@ -442,6 +455,7 @@ def test_the_runner_runs_the_steps_in_order_then_keeps_the_report_then_the_water
     assert [x for x in log if x in STEPS] == list(STEPS[:-1])
     assert log[-2:] == ["hook index", "hook watermark"] and cs.watermarks == [T0]
     assert [r.started_at for r in runner.reports("default")] == [report.started_at]
+    assert cs.events == ["report", "watermark"]  # a committed run always has its report
     with pytest.raises(ValueError):
         Consolidator(ctx, cs, steps={}, index=NoIndex(), uses=uses, embed=Drains(log))  # type: ignore[arg-type]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from palimpsest import Memory
-from palimpsest.graph import ConsolidationStore
 
 from .conftest import Clock
 
@@ -111,7 +110,7 @@ def state(path: Path) -> dict[str, Any]:
             (f.subject, f.predicate, f.object, f.valid_from, f.valid_to, f.status)
             for f in m.facts(valid_at=V, include_quarantined=True)
         )
-        episodes = [e for e in m._store.episodes(m.namespace, limit=1000)]
+        episodes = [e for e in m._store.names.episodes(m.namespace, limit=1000)]
         merges = sorted(
             (x["loser_name"], x["winner_name"], x["unmerged_at"] is None) for x in m.merges()
         )
@@ -199,7 +198,7 @@ def test_a_run_killed_between_its_report_and_its_watermark_loses_neither(tmp_pat
     with Memory.open(path, embedder=None, extractor=None) as m:
         [killed] = m.consolidation_reports()  # written whole before the watermark
         assert "merged" in killed.summary and "promoted" in killed.summary
-        watermark = ConsolidationStore(m._store.db).watermark(m.namespace)
+        watermark = m._store.consolidation.watermark(m.namespace)
         assert watermark is None  # so the next run looks again
     finish(path)
     with Memory.open(path, embedder=None, extractor=None) as m:

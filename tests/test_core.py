@@ -440,13 +440,13 @@ def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -
         mem.define_predicate("lives_in", cardinality="one", aliases=["resides in"])
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:  # cold caches
         lookups: list[str] = []
-        real = mem._store.entity_ids_for_keys
+        real = mem._store.names.entity_ids_for_keys
 
         def counting(ns: str, keys: Sequence[str]) -> dict[str, str]:
             lookups.extend(keys)
             return real(ns, keys)
 
-        mem._store.entity_ids_for_keys = counting  # type: ignore[method-assign]
+        mem._store.names.entity_ids_for_keys = counting  # type: ignore[method-assign]
         for i in range(n):
             assert [f.object for f in mem.facts(f"person {i}", "lives_in")] == [f"town {i % 5}"]
         assert len(lookups) == PRELOAD_AFTER  # then every key came in one scan

@@ -39,14 +39,14 @@ def _open(path: Path, clock: Clock, embedder: object = None) -> Memory:
 def _names(mem: Memory) -> dict[str, str]:
     """entity name -> id, of the entities with a stored name vector."""
     mem._embed.drain()  # the worker embeds after the write returns
-    ids, _ = mem._index.rs.names_of(mem.namespace)
-    rows = mem._store.entities_by_ids(ids)
+    ids, _ = mem._store.embeddings.names_of(mem.namespace)
+    rows = mem._store.names.entities_by_ids(ids)
     return {r["name"]: r["id"] for r in rows}
 
 
 def _statements(mem: Memory) -> set[str]:
     mem._embed.drain()
-    return mem._index.rs.statement_keys_of(mem.namespace)
+    return mem._store.embeddings.statement_keys_of(mem.namespace)
 
 
 def _key(s: str, p: str, o: str) -> str:
@@ -60,7 +60,7 @@ def test_writes_embed_new_names_and_statements_once(tmp_path: Path, clock: Clock
         assert set(_names(m)) == {"Mira", "Sydney"}
         key = _key("Mira", "lives_in", "Sydney")
         assert _statements(m) == {key}
-        whole, nosubj = m._index.rs.statement_vectors([key])[key]
+        whole, nosubj = m._store.embeddings.statement_vectors([key])[key]
         want = emb.embed(list(variants("Mira", "lives_in", "Sydney")))
         assert np.allclose(np.stack([whole, nosubj]), want, atol=1e-6)
         emb.texts.clear()
@@ -144,19 +144,19 @@ def test_erase_removes_derived_vectors(tmp_path: Path, clock: Clock) -> None:
         clock.tick()
         c = m.assert_fact("Mira", "likes", "jazz")  # the same statement twice
         m._embed.drain()
-        before = set(m._index.rs.names_of("default")[0])
+        before = set(m._store.embeddings.names_of("default")[0])
         m.erase(b.id)
         # still shown by c's version
         assert _key("Mira", "likes", "jazz") in _statements(m)
         m.erase(ep.id)  # takes the assertion resting on it alone
         assert _key("Mira", "visited", "Zanzibar") not in _statements(m)
-        after = set(m._index.rs.names_of("default")[0])
-        assert len(before - after) == 1 and m._index.rs.orphan_names("default") == []
+        after = set(m._store.embeddings.names_of("default")[0])
+        assert len(before - after) == 1 and m._store.embeddings.orphan_names("default") == []
         assert "Zanzibar" not in _names(m)
         m.erase(c.id)
         assert _statements(m) == set()
         # Mira keeps her (now empty) slots, so her entity and its vector stay
-        assert m._index.rs.orphan_names("default") == [] and a.id != c.id
+        assert m._store.embeddings.orphan_names("default") == [] and a.id != c.id
 
 
 def test_re_embed_replaces_name_and_statement_vectors(tmp_path: Path, clock: Clock) -> None:
@@ -176,8 +176,8 @@ def test_re_embed_replaces_name_and_statement_vectors(tmp_path: Path, clock: Clo
         assert _statements(m) == set()  # the old model's vectors went with reembed
         report = m.reindex(re_embed=True)
         assert report["names_embedded"] == 2 and report["statements_embedded"] == 1
-        ids, mat = m._index.rs.names_of("default")
-        names = {r["id"]: r["name"] for r in m._store.entities_by_ids(ids)}
+        ids, mat = m._store.embeddings.names_of("default")
+        names = {r["id"]: r["name"] for r in m._store.names.entities_by_ids(ids)}
         assert np.allclose(mat, other.embed([names[i] for i in ids]), atol=1e-6)
 
 
@@ -385,7 +385,7 @@ def test_a_fact_write_never_loads_the_model(tmp_path: Path, clock: Clock) -> Non
 def test_vector_lookups_by_seek_and_by_scan_agree(tmp_path: Path, clock: Clock) -> None:
     """A few keys are index seeks, many a scan-and-join: same rows, same vectors."""
     with _open(tmp_path / "m", clock) as m:
-        es = m._index.rs
+        es = m._store.embeddings
         ids = [f"st_{i:04d}" for i in range(300)]
         rng = np.random.default_rng(2)
         whole, nosubj = (rng.standard_normal((300, 384)).astype(np.float32) for _ in "ab")

@@ -127,7 +127,7 @@ def test_a_write_after_its_own_transaction_rolled_back(
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as m:
-        m.setattr(mem._store, "write_facts", failing)
+        m.setattr(mem._store.slots, "write_facts", failing)
         with pytest.raises(RuntimeError, match="disk full"):
             mem.assert_many(
                 [

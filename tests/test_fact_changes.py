@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from palimpsest import Memory
-from palimpsest.graph._changes import FactChanges, VersionDelta, touches_facts
+from palimpsest.graph._changes import FactChanges, touches_facts
+from palimpsest.storage import VersionDelta
 
 from .conftest import Clock, utc
 
@@ -150,7 +151,7 @@ def test_a_fact_write_reports_the_versions_it_made_and_ended(mem: Memory, clock:
     made = sorted((r["object"], r["valid_to"] is None) for d in deltas for r in d.inserted)
     assert made == [("Oslo", True), ("Rome", False), ("tea", True)]
     [(fact_id, ns, subject_id, object_id)] = [e for d in deltas for e in d.expired]
-    [stored] = [r for r in store.facts_asof(namespace="default", valid_at=None, known_at=None)
+    [stored] = [r for r in store.facts.facts_asof(namespace="default", valid_at=None, known_at=None)
                 if r["id"] == fact_id]  # fmt: skip
     assert stored["object"] == "Rome" and stored["expired_at"] == deltas[0].at
     assert (ns, subject_id, object_id) == ("default", stored["subject_id"], stored["object_id"])

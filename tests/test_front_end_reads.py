@@ -20,7 +20,6 @@ from fastapi.testclient import TestClient
 
 from palimpsest import Memory
 from palimpsest.api import create_app
-from palimpsest.graph import ConsolidationStore
 
 from .conftest import Clock
 from .layers import mcp_session, mcp_tool, run_cli, served_memory
@@ -141,7 +140,7 @@ def test_full_consolidation_does_what_the_watermark_skips(tmp_path: Path, clock:
         mem.assert_fact("user", "age", "41", valid_from="2024-01-01T00:00:00Z")
         clock.tick()
         with mem._store.write():  # the watermark past both claims
-            ConsolidationStore(mem._store.db).set_watermark("default", clock.now)
+            mem._store.consolidation.set_watermark("default", clock.now)
         clock.tick()
         assert mem.consolidate().changes == []  # incremental: nothing changed since
         clock.tick()

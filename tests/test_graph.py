@@ -79,7 +79,7 @@ def test_point_query_plan_is_anchored_on_the_primary_key(tmp_path: Path) -> None
         store = mem._store
         slot = next(iter(store.db.query("MATCH (s:Slot) RETURN s.id AS id")))["id"]
         now = datetime.now(UTC)
-        plan = store.facts_asof(
+        plan = store.facts.facts_asof(
             namespace="default", valid_at=now, known_at=now, slot_id=slot, explain=True
         )[0]["plan"]
         assert "PRIMARY_KEY_SCAN" in plan
@@ -114,13 +114,13 @@ def test_bulk_writes_go_to_the_wal_not_a_forced_checkpoint(tmp_path: Path) -> No
 def test_one_statement_write_refuses_a_missing_slot(tmp_path: Path) -> None:
     # a write to a stored slot replaces its row: a MATCH that finds nothing fails the
     # whole statement, and nothing of it is written
-    from palimpsest.graph import FactWrite, SlotHead
+    from palimpsest.storage import FactWrite, SlotHead
 
     with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
         f = mem.assert_fact("user", "likes", "tea")
         store = mem._store
         before = store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"]
-        a = store.assertion(f.id)
+        a = store.slots.assertion(f.id)
         assert a is not None
         ghost = {
             "id": "default\x1fnobody\x1flikes",
@@ -131,7 +131,7 @@ def test_one_statement_write_refuses_a_missing_slot(tmp_path: Path) -> None:
         }
         head = SlotHead(ghost)
         with pytest.raises(StoreError), store.write():
-            store.write_facts(
+            store.slots.write_facts(
                 FactWrite(
                     at=datetime.now(UTC),
                     assertions=[{**a, "id": "fa_ghost", "slot_id": ghost["id"]}],
@@ -139,7 +139,7 @@ def test_one_statement_write_refuses_a_missing_slot(tmp_path: Path) -> None:
                 heads={ghost["id"]: head},
             )
         assert store.db.query("MATCH (a:Assertion) RETURN count(*) AS c")[0]["c"] == before
-        assert store.assertion("fa_ghost") is None
+        assert store.slots.assertion("fa_ghost") is None
 
 
 def test_remembered_batches_index_each_text_under_its_own_words(tmp_path: Path) -> None:
@@ -171,12 +171,14 @@ def test_seeks_find_existing_keys_and_skip_missing(tmp_path: Path) -> None:
         slot_ids = [f"default\x1f{f.subject_id}\x1flikes" for f in facts]
         asked = [*slot_ids, *(f"nope{i}" for i in range(10)), slot_ids[3], "also-missing"]
         assert [len(c) for c in seek_chunks(asked, READ_SIZES)] == [64, 32, 4, 1]
-        states = store._seek("Slot", asked, ("tail_n", "tail"))
+        from palimpsest.graph._cypher import Keys
+
+        states = Keys(store.db).seek("Slot", asked, ("tail_n", "tail"))
         assert sorted(states) == sorted(slot_ids)
         assert all(r["tail_n"] == 2 and r["tail"] for r in states.values())  # assertion, version
-        ents = store.entities_by_ids([f.subject_id for f in facts if f.subject_id] + ["en_x"])
+        ents = store.names.entities_by_ids([f.subject_id for f in facts if f.subject_id] + ["en_x"])
         assert sorted(r["name"] for r in ents) == sorted(f"p{i}" for i in range(90))
-        keys = store.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
+        keys = store.names.entity_ids_for_keys("default", ["p0", "p8", "nobody"])
         assert set(keys) == {"p0", "p8"}
 
 

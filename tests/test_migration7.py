@@ -60,7 +60,7 @@ def _to_schema_8(store: Store) -> None:
     from palimpsest.graph._slots import LOG_FIELDS, VERSION_FIELDS, pack_values
 
     ids = [r["id"] for r in store.db.query("MATCH (s:Slot) RETURN s.id AS id")]
-    histories = store.histories(ids)
+    histories = store.slots.histories(ids)
     store.db.ddl(
         "CREATE NODE TABLE SlotState(id STRING PRIMARY KEY, namespace STRING,"
         " subject_id STRING, predicate STRING, subject STRING, log STRING, versions STRING)"
@@ -206,10 +206,10 @@ def test_a_schema_6_memory_migrates_and_answers_as_before(
         later = T0 + timedelta(days=500)
         assert [f.object for f in mem.facts("user", "lives_in", valid_at=later)] == ["Oslo"]
         assert "Rome" not in {f.object for f in mem.history("user", "lives_in")}
-        slot = store.assertion(ids["oslo"])["slot_id"]  # type: ignore[index]
-        _, log, versions = store.histories([slot])[slot]
+        slot = store.slots.assertion(ids["oslo"])["slot_id"]  # type: ignore[index]
+        _, log, versions = store.slots.histories([slot])[slot]
         assert ids["rome"] not in {a["id"] for a in log}  # nor in the rewritten journal
-        assert {v["id"] for v in versions} == set(store.slot_version_ids(slot))
+        assert {v["id"] for v in versions} == set(store.slots.slot_version_ids(slot))
         p1 = [f.model_dump() for f in mem.history("p1", "lives_in")]
     # and everything survives a reopen (which also compacts after the erase)
     with Memory.open(path, clock=clock, embedder=None, extractor=None) as mem:

@@ -253,7 +253,7 @@ def test_facts_read_by_remember_have_stored_statement_vectors(moved: Memory) -> 
     from palimpsest.recall._statements import statement_key
 
     moved._embed.drain()  # the worker stores them after the write returns
-    stored = moved._index.rs.statement_keys_of("default")
+    stored = moved._store.embeddings.statement_keys_of("default")
     facts = moved.history(subject="user", predicate="lives_in")
     assert facts and all(
         statement_key("default", f.subject, f.predicate, f.object) in stored for f in facts

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from palimpsest import Memory
-from palimpsest.graph import fact_order
 from palimpsest.models import Hit
 from palimpsest.recall import HashingEmbedder
+from palimpsest.storage import fact_order
 
 from .conftest import Clock, utc
 
@@ -154,13 +154,13 @@ def test_warm_versions_follow_random_writes_as_a_fresh_read_would(
     question = "where do Ana, Tom and Mira live, and who lives in Rome?"
     facts, store = mem._recall._facts, mem._store
     reads: list[str] = []
-    read = store.facts_asof
+    read = store.facts.facts_asof
 
     def counted(**kw: Any) -> list[dict[str, Any]]:
         reads.append(kw.get("subject_id") or kw.get("object_id") or "")
         return read(**kw)
 
-    monkeypatch.setattr(store, "facts_asof", counted)
+    monkeypatch.setattr(store.facts, "facts_asof", counted)
     patched = 0
     for step in range(60):
         op = rng.choice(["assert", "assert", "many", "end", "retract", "remember"])
@@ -224,7 +224,7 @@ def test_warm_versions_follow_a_batch_that_replaces_a_fact(tmp_path: Path, clock
         assert hits and "Oslo" in hits[0]
         facts._catch_up()
         for (ns, entity_id, as_object), vs in facts._versions.items():
-            fresh = m._store.facts_asof(
+            fresh = m._store.facts.facts_asof(
                 namespace=ns, valid_at=None, known_at=None, include_quarantined=True,
                 subject_id=None if as_object else entity_id,
                 object_id=entity_id if as_object else None,

@@ -102,7 +102,7 @@ def test_open_drops_the_index_an_older_version_made(tmp_path: Path, clock: Clock
     path = tmp_path / "m"
     with Memory.open(path, clock=clock, extractor=None, embedder=None) as mem:
         mem.remember("I walked to the harbour")
-        mem._index.rs.create_reference_index()  # what a first recall used to create
+        mem._store.recall.create_reference_index()  # what a first recall used to create
     with Memory.open(path, clock=clock, extractor=None, embedder=None) as mem:
         names = [r["n"] for r in mem._store.db.query("CALL SHOW_INDEXES() RETURN index_name AS n")]
         assert FTS_INDEX not in names

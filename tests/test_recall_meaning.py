@@ -110,7 +110,7 @@ OFF_DOMAIN = [
 
 def _stems(mem: Memory, text: str) -> set[str]:
     words = [w for w in query_words(text) if w not in INDEX_STOPWORDS]
-    return set(mem._index.rs.stems(words))
+    return set(mem._store.recall.stems(words))
 
 
 def _fill(mem: Memory) -> dict[str, str]:

@@ -18,7 +18,6 @@ import pytest
 
 import palimpsest.recall.recaller as recall_mod
 from palimpsest import Memory
-from palimpsest.graph import ConsolidationStore
 from palimpsest.recall import HashingEmbedder
 from palimpsest.recall import ranking as rk
 
@@ -117,7 +116,7 @@ def test_archived_episodes_leave_recall_but_stay_readable(lifelog: Memory) -> No
     assert hit.source == "pet" and hit.episode_id is not None
     store = lifelog._store  # archiving is consolidation's job; its store call does it here,
     with store.write():
-        ConsolidationStore(store.db).archive([hit.episode_id])
+        store.consolidation.archive([hit.episode_id])
     # and what its `index` step then tells recall (tests/test_recall_caches.py runs it all)
     lifelog._index.archived_changed("default")
     # archived after the index was loaded: out of the cached index at once

@@ -52,7 +52,7 @@ def _open(path: Path, clock: Clock, embedder: Embedder | None, **kw: object) -> 
 
 
 def _stored(mem: Memory) -> dict[str, npt.NDArray[np.float32]]:
-    ids, emb, _ = mem._index.rs.embeddings(mem.namespace)
+    ids, emb, _ = mem._store.recall.embeddings(mem.namespace)
     return dict(zip(ids, emb, strict=True))
 
 
@@ -80,7 +80,7 @@ def test_other_model_is_refused_until_re_embedded(tmp_path: Path, clock: Clock) 
     with _open(path, clock, other) as m:  # now opens without reembed
         hits = m.recall("pottery bowl")
         assert hits and hits[0].text == TEXTS[0] and hits[0].channels["dense"] > 0.3
-        texts = {k: r["text"] for k, r in m._index.rs.episode_rows(stored).items()}
+        texts = {k: r["text"] for k, r in m._store.recall.episode_rows(stored).items()}
     assert len(stored) == len(TEXTS)
     for eid, vec in stored.items():
         assert np.allclose(vec, by_text[texts[eid]], atol=1e-5)
@@ -129,12 +129,15 @@ def test_re_embed_replaces_the_hnsw_generation(tmp_path: Path, clock: Clock) -> 
     with _open(path, clock, HashingEmbedder(), vector_threshold=2) as m:
         m.reindex()  # builds the HNSW generation (recall never does)
         assert m.vector_index_kind() == "hnsw"
-        g1 = m._index.rs.vector_generation()
+        g1 = m._store.vectors.vector_generation()
     other = OtherModel()
     with _open(path, clock, other, reembed=True, vector_threshold=2) as m:
         report = m.reindex(re_embed=True)
         assert report["vector_path"] == {"default": "hnsw"}
-        assert g1 is not None and report["hnsw_generation"] == m._index.rs.vector_generation() > g1
+        assert (
+            g1 is not None
+            and report["hnsw_generation"] == m._store.vectors.vector_generation() > g1
+        )
         hit = m.recall("violin lesson")[0]
         assert hit.text == TEXTS[4] and hit.channels["dense"] > 0.3
 

@@ -5,15 +5,16 @@
 - `Memory.__mro__` holds at most 2 classes defined in `palimpsest` (no mixin tower);
 - at most 4 private (`_*.py`) modules directly in `palimpsest/`;
 - no module in `palimpsest/` over 600 lines;
-- no import cycle among `palimpsest` modules: the graph is built with `ast` from the
-  imports that run (module level and inside functions; `if TYPE_CHECKING:` blocks
-  left out; relative imports resolved; `importlib.import_module("palimpsest…")` with
-  a literal name counted), and importing `a.b.c` from outside package `a.b` runs
-  `a.b`'s `__init__` too, so it is an edge to that package as well;
-- no class in the engine exists to be mixed in: a project class may inherit from a
-  project class only where inheritance is the point (exceptions, pydantic models,
-  protocols, typed dicts). `graph/` is left out: its `Store` is still composed of
-  Cypher slices by inheritance (a room of its own, not the facade's tower).
+- no import cycle among `palimpsest` modules: the graph is built with `ast` from every
+  import (module level, inside functions and in `if TYPE_CHECKING:` blocks; relative
+  imports resolved; `importlib.import_module("palimpsest…")` with a literal name
+  counted), and importing `a.b.c` from outside package `a.b` runs `a.b`'s `__init__`
+  too, so it is an edge to that package as well;
+- nothing outside `palimpsest.graph` imports its private modules (`graph._*`): the rest
+  of the package reaches a store through the seam, `palimpsest.storage` (issue 27);
+- no class exists to be mixed in, `graph/` included: a project class may inherit from
+  a project class only where inheritance is the point (exceptions, pydantic models,
+  protocols, typed dicts).
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from palimpsest import Memory
 ROOT = Path(palimpsest.__file__).resolve().parent
 MAX_LINES = 600
 MAX_PRIVATE_TOP = 4
-# Cypher slices composed into `graph.Store` are the graph room's business, not the engine's
-NOT_ENGINE = ("palimpsest.graph",)
 
 
 def _modules() -> dict[str, Path]:
@@ -58,13 +57,14 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node, except the bodies of `if TYPE_CHECKING:` (their `else` runs)."""
+def _nodes(tree: ast.AST, *, typing: bool) -> Iterator[ast.AST]:
+    """Every node; without `typing`, not the bodies of `if TYPE_CHECKING:` (their `else`
+    runs)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if not typing and isinstance(node, ast.If) and _is_type_checking(node.test):
             stack.extend(node.orelse)
             continue
         stack.extend(ast.iter_child_nodes(node))
@@ -112,12 +112,13 @@ def _targets(module: str, node: ast.AST) -> list[str]:
     return []
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, typing: bool = True) -> dict[str, set[str]]:
+    """Module -> the modules it imports (`typing`: those under TYPE_CHECKING too)."""
     graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         own_package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in _runtime_nodes(tree):
+        for node in _nodes(tree, typing=typing):
             for target in _targets(module, node):
                 if target == module:
                     continue
@@ -190,13 +191,25 @@ def test_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
 
 
+def test_only_the_graph_room_imports_its_private_modules() -> None:
+    private = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if not module.startswith("palimpsest.graph")
+        for target in targets
+        if target.startswith("palimpsest.graph._")
+    )
+    assert not private, private
+
+
 def test_the_cycle_finder_finds_cycles() -> None:
     """The checks above could pass by finding nothing: show they see what they look for."""
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     graph = import_graph()
     assert "palimpsest.errors" in graph["palimpsest"]  # `from .errors import ...`
     assert "palimpsest.memory" in graph["palimpsest.api.app"]  # inside a function
-    assert "palimpsest.memory" not in graph["palimpsest.api.security"]  # TYPE_CHECKING only
+    assert "palimpsest.memory" not in import_graph(typing=False)["palimpsest.api.security"]
+    assert "palimpsest.memory" in graph["palimpsest.api.security"]  # TYPE_CHECKING only
 
 
 def _project_classes() -> Iterator[type]:
@@ -223,7 +236,6 @@ def test_no_class_exists_only_to_be_mixed_in() -> None:
     mixed = sorted(
         f"{cls.__module__}.{cls.__name__}({base.__name__})"
         for cls in set(_project_classes())
-        if not cls.__module__.startswith(NOT_ENGINE)
         for base in cls.__mro__[1:]
         if base.__module__.startswith("palimpsest") and not _inheritance_is_the_point(base)
     )

@@ -254,7 +254,7 @@ def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock:
     assert '"emb"' not in "".join(lines)  # vectors are derived: not exported
     with Memory.open(tmp_path / "b", clock=clock, extractor=None, embedder=emb) as other:
         other.restore(lines)
-        assert other._index.rs.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
+        assert other._store.recall.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
         hits = other.recall("pet cat Pixel", k=1)
         assert hits and hits[0].episode_id == eps[0].id
 
@@ -402,7 +402,7 @@ def test_bad_versions_are_refused(
 def test_export_streams_and_a_failed_export_leaves_nothing(
     tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palimpsest.graph._transfer import TransferStore
+    from palimpsest.graph import TransferStore
 
     with _open(tmp_path / "a", clock) as mem:
         clock.tick()
@@ -514,7 +514,7 @@ def test_transcript_import_batches_and_reports_progress(tmp_path: Path, clock: C
         out = mem.import_transcript(io.StringIO(text), batch=3, progress=lambda *a: seen.append(a))
         assert out == {"episodes": 7, "facts": 0}
         assert seen == [(3, 7), (6, 7), (7, 7)]
-        eps = mem._store.episodes("default", limit=10)
+        eps = mem._store.names.episodes("default", limit=10)
         assert eps[0]["occurred_at"].isoformat() == "2024-05-01T10:00:00+00:00"
         assert {e["speaker"] for e in eps} == {"user", "Mira"}
         assert {e["session"] for e in eps} == {"s1"}

@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 
 from palimpsest import Memory
 from palimpsest.engine.uses import FLUSH_SECONDS
-from palimpsest.graph._use import UseStore
 from palimpsest.recall import ranking as rk
 
 from .conftest import Clock
@@ -45,7 +44,7 @@ def scores(mem: Memory, query: str, **kw: object) -> dict[str, float]:
 
 
 def stored(mem: Memory) -> dict[str, tuple[object, int]]:
-    return dict(UseStore(mem._store.db).uses(mem.namespace))
+    return dict(mem._store.uses.uses(mem.namespace))
 
 
 def test_a_used_episode_ranks_fresher_and_the_answer_that_used_it_is_unmoved(

@@ -102,11 +102,11 @@ def test_hnsw_and_exact_agree(built: tuple[Path, Clock]) -> None:
         # above the threshold with no generation: exact, and recall builds nothing
         assert _vectors(mem).kind == "exact"
         same = {q: [h.episode_id for h in mem.recall(q, k=5, min_score=0)] for q in QUERIES}
-        assert same == want and mem._index.rs.vector_generation() is None
+        assert same == want and mem._store.vectors.vector_generation() is None
         first = mem.consolidate()
         [built] = [c for c in first.changes if c.step == "index"]
         assert built.action == "indexed" and "no HNSW generation" in built.reason
-        g = mem._index.rs.vector_generation()
+        g = mem._store.vectors.vector_generation()
         assert g is not None and built.targets == ["default", f"generation {g}"]
         hnsw = _vectors(mem)  # the exact cache made way for the generation
         assert hnsw.kind == "hnsw" and len(hnsw) == 300
@@ -115,7 +115,7 @@ def test_hnsw_and_exact_agree(built: tuple[Path, Clock]) -> None:
         clock.tick()
         again = mem.consolidate()  # fresh enough: no rebuild
         assert not [c for c in again.changes if c.step == "index"]
-        assert mem._index.rs.vector_generation() == g
+        assert mem._store.vectors.vector_generation() == g
     # same best hit for every query; the top 5 overlap almost entirely
     for q in QUERIES:
         assert got[q][0] == want[q][0], q
@@ -176,50 +176,50 @@ def test_consolidation_rebuilds_a_stale_generation_without_erased_rows(
     with _open(path, clock, vector_threshold=50) as mem:
         _fill(mem, _texts(60))
         assert mem.consolidate(dry_run=True).counts.get("indexed") == 1
-        assert mem._index.rs.vector_generation() is None  # a dry run builds nothing
+        assert mem._store.vectors.vector_generation() is None  # a dry run builds nothing
         mem.consolidate()
-        g1 = mem._index.rs.vector_generation()
+        g1 = mem._store.vectors.vector_generation()
         clock.tick()
         _fill(mem, [f"{t} later" for t in _texts(30)])  # 30 of 90 rows newer than g1
         assert mem.vector_index_kind() == "hnsw" and _vectors(mem).delta_size == 30  # type: ignore[attr-defined]
         report = mem.consolidate()
         [c] = [c for c in report.changes if c.step == "index"]
         assert "30 of 90 vectors are newer" in c.reason
-        g2 = mem._index.rs.vector_generation()
+        g2 = mem._store.vectors.vector_generation()
         assert g1 is not None and g2 == g1 + 1
         assert _vectors(mem).delta_size == 0  # type: ignore[attr-defined]
         # an episode erased while a generation is built does not stay in it
-        rs = mem._index.rs
-        g3 = rs.build_vector_generation(publish=False)
+        vs = mem._store.vectors
+        g3 = vs.build_vector_generation(publish=False)
         gone = mem.recall("pottery class", k=1, min_score=0)[0].episode_id
         assert gone is not None
         mem.erase(gone)
-        assert gone in rs.generation_ids(g3, "default")
-        rs.publish_vector_generation(g3)
-        assert rs.vector_generation() == g3 and gone not in rs.generation_ids(g3, "default")
-        assert rs.generation_ids(g2, "default") == []  # the replaced one is emptied
+        assert gone in vs.generation_ids(g3, "default")
+        vs.publish_vector_generation(g3)
+        assert vs.vector_generation() == g3 and gone not in vs.generation_ids(g3, "default")
+        assert vs.generation_ids(g2, "default") == []  # the replaced one is emptied
 
 
 def test_a_generation_built_on_replaced_vectors_is_abandoned(
     tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palimpsest.graph import RecallStore
+    from palimpsest.graph import VectorStore
 
-    build = RecallStore.build_vector_generation
+    build = VectorStore.build_vector_generation
 
-    def racing(rs: RecallStore, *, publish: bool = True) -> int:
-        g = build(rs, publish=publish)
-        build(rs)  # a reindex publishes its own generation meanwhile
+    def racing(vs: VectorStore, *, publish: bool = True) -> int:
+        g = build(vs, publish=publish)
+        build(vs)  # a reindex publishes its own generation meanwhile
         return g
 
     path = tmp_path / "m"
     with _open(path, clock, vector_threshold=20) as mem:
         _fill(mem, _texts(30))
-        monkeypatch.setattr(RecallStore, "build_vector_generation", racing)
+        monkeypatch.setattr(VectorStore, "build_vector_generation", racing)
         report = mem.consolidate()
         assert report.counts.get("abandoned") == 1 and "indexed" not in report.counts
         [c] = [c for c in report.changes if c.step == "index"]
         assert c.action == "abandoned" and "rebuilt" in c.reason
-        g = mem._index.rs.vector_generation()
-        assert g is not None and mem._index.rs.generation_ids(g - 1, "default") == []
-        assert len(mem._index.rs.generation_ids(g, "default")) == 30
+        g = mem._store.vectors.vector_generation()
+        assert g is not None and mem._store.vectors.generation_ids(g - 1, "default") == []
+        assert len(mem._store.vectors.generation_ids(g, "default")) == 30

@@ -56,7 +56,7 @@ class Reviewer:
             raise ValidationError("offset: an integer >= 0", field="offset")
         with self._ctx.lock:
             rows = sorted(
-                self._store.quarantined_claims(ns),
+                self._store.slots.quarantined_claims(ns),
                 key=lambda a: (a["recorded_at"], a["id"]),
                 reverse=True,
             )
@@ -69,7 +69,7 @@ class Reviewer:
                 for d in decisions
                 for c in d.claims
             }
-            cited = self._store.episodes_by_id([e for a in page for e in a["evidence"] or []])
+            cited = self._store.names.episodes_by_id([e for a in page for e in a["evidence"] or []])
             out = []
             for a in page:
                 evidence = [

@@ -29,25 +29,20 @@ recall never builds one itself. Consolidations run one at a time.
 
 from __future__ import annotations
 
-import glob
-import json
-import os
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Protocol
 
 from .._time import TimeLike, opt_utc, to_utc
 from ..engine.context import Context
 from ..engine.uses import UseLog
 from ..errors import PalimpsestError
-from ..graph import ConsolidationStore
 from ..models import ConsolidationReport
+from ..storage import Consolidation
 from ._run import Run
 from .steps.index import Index
 
-REPORTS = "reports"
 STEPS = ("dedupe", "merge", "reconcile", "promote", "expire", "decay", "index")
 
 
@@ -74,7 +69,7 @@ class Consolidator:
     def __init__(
         self,
         ctx: Context,
-        cs: ConsolidationStore,
+        cs: Consolidation,
         *,
         steps: Mapping[str, Step],
         index: Index,
@@ -154,55 +149,25 @@ class Consolidator:
     def _uncommitted_report(self, ns: str, watermark: datetime | None) -> datetime | None:
         """The start of the newest kept run whose watermark never committed (killed
         between its report and its watermark), if the newest kept run is one."""
-        folder = self._ctx.store.directory / REPORTS
-        if not folder.is_dir():
-            return None
-        for f in sorted(folder.glob(f"consolidation-*-{glob.escape(ns)}.json"), reverse=True):
+        for data in reversed(self._cs.reports(ns)):
             try:
-                data = json.loads(f.read_text(encoding="utf-8"))
-                if data.get("namespace") != ns:
-                    continue  # another namespace whose name ends like this one
                 started = to_utc(data["started_at"], name="started_at")
-            except (OSError, ValueError, KeyError, PalimpsestError):
+            except (KeyError, PalimpsestError):
                 continue  # not a report of ours (edited by hand?): it proves nothing
             return started if watermark is None or started > watermark else None
         return None
 
     def reports(self, ns: str) -> list[ConsolidationReport]:
         """Earlier runs' reports, oldest first."""
-        folder = self._ctx.store.directory / REPORTS
         out = []
-        for f in sorted(folder.glob("consolidation-*.json")) if folder.is_dir() else []:
-            data = json.loads(f.read_text(encoding="utf-8"))
+        for data in self._cs.reports(ns):
             data.pop("summary", None)  # kept for people reading the file; derived
-            report = ConsolidationReport.model_validate(data)
-            if report.namespace == ns:
-                out.append(report)
+            out.append(ConsolidationReport.model_validate(data))
         return out
 
     def _keep_report(self, report: ConsolidationReport) -> None:
-        folder = self._ctx.store.directory / REPORTS
-        folder.mkdir(exist_ok=True)
-        stamp = report.finished_at.strftime("%Y%m%dT%H%M%S%fZ")
-        n = 1
-        # a counter orders two runs within one clock reading (a frozen test clock)
-        while (
-            target := folder / f"consolidation-{stamp}-{n:03d}-{report.namespace}.json"
-        ).exists():
-            n += 1
         data = report.model_dump(mode="json") | {"summary": report.summary}
-        # the summary first, the JSON (what `--history` lists) last, each whole or absent
-        _write_atomic(target.with_suffix(".txt"), _human(report))
-        _write_atomic(target, json.dumps(data, indent=2))
-
-
-def _write_atomic(target: Path, text: str) -> None:
-    tmp = target.with_name(target.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(target)
+        self._cs.keep_report(report.namespace, report.finished_at, data, _human(report))
 
 
 def _human(report: ConsolidationReport) -> str:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..graph import FactWrite, LineAsk, LineEdit, LineStart, LineWindow, Store, line_of
 from ..models import Cardinality
+from ..storage import FactWrite, LineAsk, LineEdit, LineStart, LineWindow, Store, line_of
 from ..temporal import Start, advance, reach
 from .materialise import Plan, log_entry, slot_columns
 
@@ -52,7 +52,7 @@ class Appender:
 
     def write(self, d: Draft) -> Plan:
         store, k = self._store, d.k
-        heads = store.slot_heads([s for s in d.slots if s not in d.new])
+        heads = store.slots.slot_heads([s for s in d.slots if s not in d.new])
         entries: dict[str, list[dict[str, Any]]] = {}  # line id -> its assertions, in order
         slot_of: dict[str, str] = {}
         plan = Plan()
@@ -74,7 +74,7 @@ class Appender:
             for lid, rows in entries.items()
         }
         stored = {lid: ask for lid, ask in asks.items() if ask.slot_id in heads}
-        windows = store.line_windows(stored) if stored else {}
+        windows = store.slots.line_windows(stored) if stored else {}
         for lid, ask in asks.items():
             if lid not in windows:  # a line of a slot not stored yet
                 windows[lid] = LineWindow(
@@ -84,7 +84,7 @@ class Appender:
         edits: list[LineEdit] = []
         for lid, rows in entries.items():
             edits.append(self._advance(windows[lid], rows, new_rows, plan, k))
-        store.write_facts(
+        store.slots.write_facts(
             FactWrite(
                 at=k,
                 entities=d.entities,
@@ -109,7 +109,7 @@ class Appender:
             return [line_of(slot, a["object_id"])]
         if not stored:
             return []
-        _, log, _ = self._store.histories([slot])[slot]
+        _, log, _ = self._store.slots.histories([slot])[slot]
         return sorted({line_of(slot, x["object_id"]) for x in log if x["object_id"]})
 
     def _advance(

@@ -22,14 +22,14 @@ from datetime import datetime
 from typing import Any
 
 from .. import _names as names
-from ..graph import ConsolidationStore, Store
+from ..storage import Consolidation, Store
 
 
 class AsOf:
     """Contests and merge events per namespace, read once, dropped by `forget`."""
 
     def __init__(self, store: Store) -> None:
-        self._cs = ConsolidationStore(store.db)
+        self._cs = store.consolidation
         self._cache: dict[tuple[str, str], Any] = {}
 
     def _cached(self, kind: str, namespace: str) -> Any:
@@ -81,7 +81,7 @@ class AsOf:
         return before[-1][1] if before else evs[0][2]
 
 
-def _key_events(cs: ConsolidationStore, namespace: str) -> dict[str, list[tuple[Any, str, str]]]:
+def _key_events(cs: Consolidation, namespace: str) -> dict[str, list[tuple[Any, str, str]]]:
     """name key -> [(when, entity the key points at from then, before then)], in order."""
     events: dict[str, list[tuple[Any, str, str]]] = {}
     for m in cs.merges(namespace):

@@ -19,7 +19,7 @@ from datetime import datetime
 from .. import _names as names
 from .._time import Clock, to_utc
 from ..errors import ClosedError
-from ..graph import PredicateLog, Store
+from ..storage import Store
 
 Saved = tuple[datetime | None, int]  # (last K, last seq)
 
@@ -49,7 +49,7 @@ class Context:
         """A context continuing the store's clocks: its last K and seq."""
         last, seq = store.clocks()
         # a predicate change is a transaction too (erase rebuilds by its time)
-        times = [t for t in (last, PredicateLog(store.db).latest()) if t is not None]
+        times = [t for t in (last, store.predicate_log.latest()) if t is not None]
         return cls(
             store, clock=clock, namespace=namespace, last_k=max(times) if times else None, seq=seq
         )

@@ -20,8 +20,8 @@ from typing import Any
 
 from .. import _names as names
 from .._ids import _new_id
-from ..graph import Store
 from ..models import Entity
+from ..storage import Store
 from .name_map import NameMap
 from .rows import entity_model
 
@@ -46,7 +46,7 @@ class EntityIndex:
 
     def loaded(self, ns: str, key: str, eid: str) -> Entity | None:
         """The entity `eid` that name `key` was found to denote, read and cached."""
-        row = self._store.entity(eid)
+        row = self._store.names.entity(eid)
         if row is None:
             return None
         ent = entity_model(row)
@@ -138,7 +138,7 @@ class EntityIndex:
     def name_of(self, entity_id: str) -> str:
         name = self.names.get(entity_id)
         if name is None:
-            row = self._store.entity(entity_id)
+            row = self._store.names.entity(entity_id)
             name = row["name"] if row else entity_id
             self.names[entity_id] = name
         return name

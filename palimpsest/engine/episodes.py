@@ -24,7 +24,6 @@ from ..errors import (
     NotFound,
     ValidationError,
 )
-from ..graph import RecallStore
 from ..models import (
     AuthorKind,
     Episode,
@@ -113,7 +112,7 @@ class Episodes:
         self.extractor = extractor
         self._index = index
         self._embed = embed
-        self._turns = RecallStore(ctx.store.db)  # a session's previous turn, for coreference
+        self._turns = ctx.store.recall  # a session's previous turn, for coreference
 
     def remember(
         self,
@@ -166,7 +165,7 @@ class Episodes:
         """
         ctx, store = self._ctx, self._ctx.store
         parsed = [parse_episode(ns, i, item) for i, item in enumerate(items)]
-        known = store.episodes_by_id([p["id"] for p in parsed])
+        known = store.names.episodes_by_id([p["id"] for p in parsed])
         fresh: dict[str, dict[str, Any]] = {}
         for p in parsed:
             if p["id"] not in known:
@@ -189,7 +188,7 @@ class Episodes:
                             claims += self._claims(ns, row, ex)
                         row.pop("_importance", None)
                         rows.append(row)
-                    store.create_episodes(rows)
+                    store.names.create_episodes(rows)
                     self._index.written(ns, search, rows)
                     facts = self._writer.write_assertions(ns, claims, k=k)
             except BaseException:
@@ -213,7 +212,7 @@ class Episodes:
         """An episode remembered before, with the facts still resting on it."""
         facts = [
             self._writer.fact(a, status="retracted" if a["retracted_at"] else "current")
-            for a in self._ctx.store.assertions_citing(ns, row["id"])
+            for a in self._ctx.store.slots.assertions_citing(ns, row["id"])
         ]
         return episode_model(row).model_copy(update={"facts": facts})
 
@@ -312,7 +311,7 @@ class Episodes:
         return out
 
     def episode(self, ns: str, episode_id: str) -> Episode:
-        row = self._ctx.store.episode(episode_id)
+        row = self._ctx.store.names.episode(episode_id)
         if row is None or row["namespace"] != ns:
             raise NotFound(f"no episode {episode_id[:80]!r}", id=episode_id[:80])
         return episode_model(row)

@@ -17,15 +17,13 @@ from typing import Any
 
 from .. import _names as names
 from ..errors import AlreadyErased, NotFound, ValidationError
-from ..graph import FactWrite
-from ..graph._embeddings import EmbeddingStore
 from ..models import Tombstone
-from ..recall._statements import statement_key
+from ..storage import FactWrite
 from .context import Context
 from .entities import EntityIndex
 from .events import EmbedNotes, Events
 from .materialise import Materialiser, SlotState
-from .rows import slot_row
+from .rows import slot_row, statement_key
 from .uses import UseLog
 from .vocabulary import Vocabulary
 
@@ -65,11 +63,11 @@ class Eraser:
             raise ValidationError("id: a non-empty string", field="id")
         ctx, store = self._ctx, self._ctx.store
         with ctx.lock:
-            assertion = store.assertion(id)
-            episode = None if assertion else store.episode(id)
+            assertion = store.slots.assertion(id)
+            episode = None if assertion else store.names.episode(id)
             owner = assertion or episode
             if owner is None or owner["namespace"] != ns:
-                tomb = store.tombstone(id)
+                tomb = store.facts.tombstone(id)
                 if tomb is not None and tomb["namespace"] == ns:
                     raise AlreadyErased(f"{id} was already erased", id=id)
                 raise NotFound(f"nothing with id {id[:80]!r}", id=id[:80])
@@ -102,38 +100,38 @@ class Eraser:
         if assertion is not None:
             doomed.append(assertion)
         if episode is not None:
-            for a in store.assertions_citing(ns, episode["id"]):
+            for a in store.slots.assertions_citing(ns, episode["id"]):
                 rest = [e for e in a["evidence"] if e != episode["id"]]
                 if rest:
                     rewrite[a["id"]] = rest
                 else:
                     doomed.append(a)
-            store.delete_episode(episode["id"])
+            store.names.delete_episode(episode["id"])
             self._uses.drop([episode["id"]])
             tombs.append(
                 Tombstone(id=episode["id"], kind="episode", erased_at=k, reason=why, namespace=ns)
             )
-            store.create_tombstone({**tombs[-1].model_dump(), "slot_id": None})
+            store.facts.create_tombstone({**tombs[-1].model_dump(), "slot_id": None})
         slots = {a["slot_id"] for a in doomed}
         said = {self._statement_key(a) for a in doomed if a["op"] == "assert"}
         for aid, rest in rewrite.items():
-            store.set_assertion_evidence(aid, rest)
-            slot = store.assertion(aid)
+            store.slots.set_assertion_evidence(aid, rest)
+            slot = store.slots.assertion(aid)
             if slot is not None:
                 slots.add(slot["slot_id"])
         for a in doomed:
-            store.delete_assertion(a["id"])
+            store.slots.delete_assertion(a["id"])
             tomb = Tombstone(id=a["id"], kind="fact", erased_at=k, reason=why, namespace=ns)
-            store.create_tombstone({**tomb.model_dump(), "slot_id": a["slot_id"]})
+            store.facts.create_tombstone({**tomb.model_dump(), "slot_id": a["slot_id"]})
             tombs.append(tomb)
         shown: set[str] = set()
         for slot in sorted(slots):
             shown |= self._rebuild_slot(ns, slot, k)
         # vectors derived from erased content: a statement no version shows any more
         # (its slot is the only place one could), and the names of entities now gone
-        es = EmbeddingStore(store.db)
+        es = store.embeddings
         es.delete_statements(sorted(said - shown))
-        es.delete_names(store.delete_orphan_entities(ns, keep=self._speaker_ids(ns)))
+        es.delete_names(store.names.delete_orphan_entities(ns, keep=self._speaker_ids(ns)))
         # recall's copies: statement vectors, and the erased episodes' search rows
         self._events.erased(ns, [episode["id"]] if episode is not None else [])
         return tombs
@@ -154,17 +152,19 @@ class Eraser:
         cardinality its predicate had then, and its journal and lines with it (so no
         page keeps the erased content); the statement keys its versions show."""
         store = self._ctx.store
-        store.delete_versions(store.slot_version_ids(slot))
-        found = store.histories([slot]).get(slot)
+        store.slots.delete_versions(store.slots.slot_version_ids(slot))
+        found = store.slots.histories([slot]).get(slot)
         ids = [] if found is None else [a["id"] for a in found[1]]
-        current = store.assertions_by_id(ids)  # erased ones are gone, evidence rewritten
+        current = store.slots.assertions_by_id(ids)  # erased ones are gone, evidence rewritten
         log_rows = [current[i] for i in ids if i in current]
         rows = self._mat.versions_from_log(log_rows, self._vocab.schedule(ns, slot))
-        store.create_versions(rows)
+        store.slots.create_versions(rows)
         _, subject_id, predicate = slot.split("\x1f")
         row = slot_row(ns, subject_id, predicate, self._entities.name_of(subject_id))
-        store.write_histories([(row, log_rows, rows)], replace=True)
+        store.slots.write_histories([(row, log_rows, rows)], replace=True)
         state = SlotState(row, log_rows, rows, new=False)
         cards = {slot: self._vocab.cardinality(ns, slot)}
-        store.write_facts(FactWrite(at=k, lines=self._mat.line_edits({slot: state}, cards, k)))
+        store.slots.write_facts(
+            FactWrite(at=k, lines=self._mat.line_edits({slot: state}, cards, k))
+        )
         return {statement_key(ns, r["subject"], r["predicate"], r["object"]) for r in rows}

@@ -20,7 +20,6 @@ from typing import Any
 from .. import _names as names
 from .._time import TimeLike
 from ..errors import NotFound, ValidationError
-from ..graph import ConsolidationStore
 from ..models import (
     AssertionRecord,
     Entity,
@@ -81,8 +80,8 @@ class Inspector:
         """
         n = _bounded(limit, "limit", MAX_SEARCH)
         key = names.entity_key(names.clean_name(text, field="text"))
-        rows = self._store.search_entity_keys(ns, key, n)
-        found = {r["id"]: r for r in self._store.entities_by_ids([r["id"] for r in rows])}
+        rows = self._store.names.search_entity_keys(ns, key, n)
+        found = {r["id"]: r for r in self._store.names.entities_by_ids([r["id"] for r in rows])}
         return [entity_model(found[r["id"]]) for r in rows if r["id"] in found]
 
     # --- timelines ----------------------------------------------------------------------
@@ -111,7 +110,7 @@ class Inspector:
             raise NotFound(f"no entity named {str(subject)[:80]!r}", name=str(subject)[:80])
         v, k = self._reader.times(valid_at, known_at)
         then = self._asof.entity(ns, subject, ent.id, known_at=k)
-        if then != ent.id and (row := self._store.entity(then)) is not None:
+        if then != ent.id and (row := self._store.names.entity(then)) is not None:
             ent = entity_model(row)
         if predicate is None:
             preds = list(self._vocab.load(ns))
@@ -121,7 +120,7 @@ class Inspector:
         versions: list[Fact] = []
         moments: set[datetime] = set()
         slots = [slot_id(ns, ent.id, p) for p in preds]
-        for slot, (_, log, rows) in self._store.histories(slots).items():
+        for slot, (_, log, rows) in self._store.slots.histories(slots).items():
             for r in rows:
                 moments.add(r["recorded_at"])
                 if r["expired_at"] is not None:
@@ -160,7 +159,7 @@ class Inspector:
         """
         with self._ctx.lock:
             a = self._writer.own_assertion(ns, fact_id)
-            found = self._store.histories([a["slot_id"]]).get(a["slot_id"])
+            found = self._store.slots.histories([a["slot_id"]]).get(a["slot_id"])
             log, rows = ([], []) if found is None else found[1:]
             retracted = {x["id"]: x["retracted_at"] for x in log}
             mine = [r for r in rows if r["assertion_id"] == a["id"]]
@@ -192,7 +191,7 @@ class Inspector:
                 fact = self._writer.fact(a, status=status, reason=a["retract_reason"])
                 superseded = []
             evidence, missing = self._evidence(ns, a["evidence"] or [])
-            decision = ConsolidationStore(self._store.db).decision(a["id"])
+            decision = self._store.consolidation.decision(a["id"])
             return Explanation(
                 fact=fact,
                 assertion=_record(a, decision),
@@ -202,7 +201,7 @@ class Inspector:
             )
 
     def _evidence(self, ns: str, ids: list[str]) -> tuple[list[Episode], list[str]]:
-        rows = self._store.episodes_by_id(ids) if ids else {}
+        rows = self._store.names.episodes_by_id(ids) if ids else {}
         found = [episode_model(rows[i]) for i in ids if i in rows and rows[i]["namespace"] == ns]
         have = {e.id for e in found}
         return found, [i for i in ids if i not in have]
@@ -284,10 +283,12 @@ class Inspector:
         """The believed facts about or pointing at an entity, from their packed slots
         (ordered by subject, predicate, start, object), at most `limit`, and whether
         there may be more."""
-        out = self._store.entity_slots(eid, incoming=False, limit=limit)
-        incoming = self._store.entity_slots(eid, incoming=True, limit=limit)
+        out = self._store.facts.entity_slots(eid, incoming=False, limit=limit)
+        incoming = self._store.facts.entity_slots(eid, incoming=True, limit=limit)
         rows = []
-        for _, _, versions in self._store.histories(list(dict.fromkeys(out + incoming))).values():
+        for _, _, versions in self._store.slots.histories(
+            list(dict.fromkeys(out + incoming))
+        ).values():
             rows += [
                 r
                 for r in versions

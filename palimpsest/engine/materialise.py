@@ -23,9 +23,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .._ids import _new_id
-from ..graph import FactWrite, LineAsk, LineEdit, LineStart, Store, VersionDelta, line_of
 from ..models import Cardinality
+from ..storage import FactWrite, LineAsk, LineEdit, LineStart, Store, VersionDelta, line_of
 from ..temporal import LogEntry, Schedule, Segment, diff, materialise, replay, timelines
+from .rows import statement_text
 
 if TYPE_CHECKING:
     from .entities import EntityIndex
@@ -145,7 +146,7 @@ class Materialiser:
             "predicate": predicate,
             "object_id": a["object_id"],
             "object": obj,
-            "statement": f"{subject} {predicate.replace('_', ' ')} {obj}",
+            "statement": statement_text(subject, predicate, obj),
             "valid_from": valid_from,
             "valid_to": valid_to,
             "recorded_at": recorded_at,
@@ -164,7 +165,7 @@ class Materialiser:
         `slots` maps slot id -> its row or just {id}; `new` names slots known not to be
         stored (their subject was created by this write).
         """
-        stored = self._store.histories([s for s in slots if s not in new])
+        stored = self._store.slots.histories([s for s in slots if s not in new])
         out: dict[str, SlotState] = {}
         known = self._entities.names
         for sid, meta in slots.items():
@@ -242,7 +243,7 @@ class Materialiser:
             retract=list(retract),
             lines=self.line_edits(states, cards, k, plan.changed),
         )
-        self._store.write_facts(w)
+        self._store.slots.write_facts(w)
 
     def line_edits(
         self,
@@ -278,7 +279,7 @@ class Materialiser:
             subject = st.row.get("subject") or self._entities.name_of(st.row["subject_id"])
             for lid in mine:
                 asks[lid] = LineAsk(sid, st.row["namespace"], subject, None)
-        windows = self._store.line_windows(asks)
+        windows = self._store.slots.line_windows(asks)
         return [
             LineEdit(win, runs.get(lid, []))
             for lid, win in windows.items()

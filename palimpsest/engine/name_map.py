@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..graph import Store
     from ..models import Entity
+    from ..storage import Store
 
 PRELOAD_AFTER = 64  # store lookups of names in a namespace before all its keys are loaded
 MAX_KEYS = 1_000_000  # no namespace with more keys than this is loaded whole
@@ -53,17 +53,17 @@ class NameMap:
         self.names = names  # entity id -> display name (shared with `EntityIndex.names`)
         self._models = models  # (namespace, key) -> Entity read for a reader (`EntityIndex`)
         self._spaces: dict[str, _Space] = {}
-        self._rollbacks = store.db.rollbacks
+        self._rollbacks = store.rollbacks
 
     def forget(self) -> None:
         """Drop everything (the store changed names behind the map, or rolled back)."""
         self._spaces.clear()
         self.names.clear()
         self._models.clear()
-        self._rollbacks = self._store.db.rollbacks
+        self._rollbacks = self._store.rollbacks
 
     def _space(self, ns: str) -> _Space:
-        if self._store.db.rollbacks != self._rollbacks:
+        if self._store.rollbacks != self._rollbacks:
             # entities created in a transaction that was then undone do not exist
             self.forget()
         space = self._spaces.get(ns)
@@ -89,7 +89,7 @@ class NameMap:
                 found = {k: space.ids[k] for k in unknown if k in space.ids}
             else:
                 space.lookups += len(unknown)
-                found = self._store.entity_ids_for_keys(ns, unknown)
+                found = self._store.names.entity_ids_for_keys(ns, unknown)
                 space.ids.update(found)
             out.update(found)
         if names:
@@ -98,19 +98,21 @@ class NameMap:
 
     def _preload(self, ns: str, space: _Space) -> bool:
         """Load every key and name of the namespace, unless it has too many."""
-        if space.too_big or self._store.entity_key_count(ns) > MAX_KEYS:
+        if space.too_big or self._store.names.entity_key_count(ns) > MAX_KEYS:
             space.too_big = True
             return False
         # inside a write transaction this reads through the writer: its own new rows too
-        space.ids.update(self._store.entity_keys(ns))
-        self.names.update(self._store.entity_names(ns))
+        space.ids.update(self._store.names.entity_keys(ns))
+        self.names.update(self._store.names.entity_names(ns))
         space.complete = True
         return True
 
     def _load_names(self, ids: Iterable[str]) -> None:
         missing = sorted({i for i in ids if i not in self.names})
         if missing:
-            self.names.update((r["id"], r["name"]) for r in self._store.entities_by_ids(missing))
+            self.names.update(
+                (r["id"], r["name"]) for r in self._store.names.entities_by_ids(missing)
+            )
 
     def add(self, ns: str, key: str, entity_id: str, name: str) -> None:
         """An entity this process just created under `key` (its transaction may still

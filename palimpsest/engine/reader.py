@@ -21,8 +21,6 @@ from ..errors import (
     NotFound,
     ValidationError,
 )
-from ..graph import LineAsk, line_of
-from ..graph._transfer import TransferStore
 from ..models import (
     Changes,
     Entity,
@@ -32,6 +30,7 @@ from ..models import (
     Snapshot,
     Stats,
 )
+from ..storage import LineAsk, line_of
 from ..temporal import Reach, version_status, visible
 from .asof import AsOf
 from .context import Context
@@ -125,7 +124,7 @@ class Reader:
             ]
             rows.sort(key=lambda r: (r["valid_from"] or MIN_TIME, r["object"]))
             return rows[:limit] if limit is not None else rows
-        return self._store.facts_asof(
+        return self._store.facts.facts_asof(
             namespace=ns,
             valid_at=v,
             known_at=k,
@@ -153,14 +152,10 @@ class Reader:
         line = slot if card == "one" else (line_of(slot, obj_id) if obj_id else None)
         if line is not None and v is not None and not include_quarantined:
             ask = LineAsk(slot, ns, "", Reach(v, v))
-            win = self._store.line_windows({line: ask})[line]
+            win = self._store.slots.line_windows({line: ask})[line]
             if win.changed_at is not None and win.changed_at <= k:
                 return [s.version for s in win.run if s.version is not None]
-        return self._slot_versions(slot)
-
-    def _slot_versions(self, slot: str) -> list[dict[str, Any]]:
-        found = self._store.histories([slot]).get(slot)
-        return [] if found is None else found[2]
+        return self._store.slots.versions_at(slot, valid_at=v, known_at=k)
 
     def facts_from_rows(
         self,
@@ -203,7 +198,7 @@ class Reader:
             ]  # cheap PK probes; unknown slots return nothing
         now = self._ctx.now()
         out: list[Fact] = []
-        for slot, (_, log, versions) in self._store.histories(slots).items():
+        for slot, (_, log, versions) in self._store.slots.histories(slots).items():
             retracted = {a["id"]: a["retracted_at"] for a in log}
             out += self.facts_from_rows(versions, valid_at=now, known_at=now, retracted=retracted)
             out += self.tombstones(ns, slot, subj)
@@ -223,7 +218,7 @@ class Reader:
                 subject_id=subject.id,
                 reason=t["reason"],
             )
-            for t in self._store.slot_tombstones(slot)
+            for t in self._store.facts.slot_tombstones(slot)
         ]
 
     def entity(
@@ -240,10 +235,14 @@ class Reader:
             raise NotFound(f"no entity named {str(name)[:80]!r}", name=str(name)[:80])
         v, k = self.times(valid_at, known_at)
         then = self._asof.entity(ns, name, ent.id, known_at=k)  # the name before a merge
-        if then != ent.id and (row := self._store.entity(then)) is not None:
+        if then != ent.id and (row := self._store.names.entity(then)) is not None:
             ent = entity_model(row)
-        out_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, subject_id=ent.id)
-        in_rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k, object_id=ent.id)
+        out_rows = self._store.facts.facts_asof(
+            namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
+        )
+        in_rows = self._store.facts.facts_asof(
+            namespace=ns, valid_at=v, known_at=k, object_id=ent.id
+        )
         return EntityProfile(
             entity=ent,
             valid_at=v,
@@ -253,7 +252,9 @@ class Reader:
         )
 
     def entities(self, ns: str) -> list[Entity]:
-        return sorted((entity_model(r) for r in self._store.entities(ns)), key=lambda e: e.key)
+        return sorted(
+            (entity_model(r) for r in self._store.names.entities(ns)), key=lambda e: e.key
+        )
 
     def snapshot(
         self,
@@ -266,13 +267,13 @@ class Reader:
         """The world model: every believed fact valid at V as known at K, by subject."""
         v, k = self.times(valid_at, known_at)
         if entities is None:
-            rows = self._store.facts_asof(namespace=ns, valid_at=v, known_at=k)
+            rows = self._store.facts.facts_asof(namespace=ns, valid_at=v, known_at=k)
         else:
             rows = []
             for name in entities:
                 ent = self._entities.entity(ns, name, field="entities")
                 if ent is not None:
-                    rows += self._store.facts_asof(
+                    rows += self._store.facts.facts_asof(
                         namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
                     )
         groups: dict[str, list[Fact]] = {}
@@ -308,13 +309,13 @@ class Reader:
         def believed(field: str) -> list[Fact]:
             rows = [
                 r
-                for r in self._store.changed_versions(ns, field, lo, hi)
+                for r in self._store.facts.changed_versions(ns, field, lo, hi)
                 if visible(r, known_at=k, valid_at=None) and not r["quarantined"]
             ]
             return self.facts_from_rows(rows, valid_at=k, known_at=k)
 
         def moved(field: str) -> list[Fact]:
-            rows = self._store.changed_versions(ns, field, lo, hi)
+            rows = self._store.facts.changed_versions(ns, field, lo, hi)
             return self.facts_from_rows(rows, valid_at=now, known_at=now)
 
         return Changes(
@@ -328,7 +329,7 @@ class Reader:
         )
 
     def stats(self, ns: str) -> Stats:
-        c = self._store.counts(ns)
+        c = self._store.facts.counts(ns)
         return Stats(
             namespace=ns,
             episodes=c["Episode"],
@@ -348,4 +349,4 @@ class Reader:
         ['work']
         """
         self._ctx.check_open()
-        return TransferStore(self._store).namespaces()
+        return self._store.transfer.namespaces()

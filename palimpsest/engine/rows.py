@@ -10,6 +10,7 @@ and checked; `trusted` builds one without validating it again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
@@ -34,6 +35,22 @@ UNSET: Any = _Unset()
 
 def slot_id(namespace: str, subject_id: str, predicate: str) -> str:
     return f"{namespace}\x1f{subject_id}\x1f{predicate}"
+
+
+def statement_key(namespace: str, subject: str, predicate: str, obj: str | None) -> str:
+    """The id of a statement's stored vectors: every version of one claim shows the
+    same statement, so it is embedded once however many versions carry it.
+
+    >>> statement_key("default", "Mira", "lives_in", "Sydney")[:3]
+    'st_'
+    """
+    raw = "\x1f".join((namespace, subject, predicate, str(obj)))
+    return "st_" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def statement_text(subject: str, predicate: str, obj: str | None) -> str:
+    """ "Mira lives in Sydney": what a fact hit shows and what is embedded."""
+    return f"{subject} {predicate.replace('_', ' ')} {obj}"
 
 
 def slot_row(namespace: str, subject_id: str, predicate: str, subject: str) -> dict[str, Any]:

@@ -29,8 +29,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..graph._use import UseStore
 from ..models import Hit
+from ..storage import Uses
 from .context import Context
 
 FLUSH_AT = 1000  # distinct episodes waiting
@@ -76,8 +76,8 @@ class UseLog:
         return buf
 
     @property
-    def _us(self) -> UseStore:
-        return UseStore(self._ctx.store.db)
+    def _us(self) -> Uses:
+        return self._ctx.store.uses
 
     def note(self, ns: str, episode_ids: Iterable[str], ix: _UsedIndex | None) -> None:
         """Record a use of each episode at the clock's now; write when the bound is hit."""

@@ -24,8 +24,8 @@ from typing import Literal
 
 from .. import _names as names
 from ..errors import UnknownPredicate, ValidationError
-from ..graph import PredicateLog
 from ..models import Cardinality, Predicate
+from ..storage import PredicateLog
 from ..temporal import Schedule, schedule_of
 from .context import Context
 from .rows import MIN_TIME
@@ -71,7 +71,7 @@ class Vocabulary:
         if preds is not None:
             return preds
         preds = {p.name: p for p in default_predicates()}
-        for row in self._ctx.store.predicates(ns):
+        for row in self._ctx.store.names.predicates(ns):
             preds[row["name"]] = Predicate(
                 name=row["name"],
                 cardinality=row["cardinality"],
@@ -151,7 +151,7 @@ class Vocabulary:
         with ctx.lock:
             before = self.load(ns).get(pred.name)
             with ctx.store.write():
-                ctx.store.upsert_predicate(ns, pred.model_dump())
+                ctx.store.names.upsert_predicate(ns, pred.model_dump())
                 recast = before is not None and before.cardinality != pred.cardinality
                 k = ctx.tick() if recast else max(ctx.now(), ctx.last_k or MIN_TIME)
                 if before != pred:
@@ -159,7 +159,7 @@ class Vocabulary:
                     prev = None if before is None else before.cardinality
                     self._log.record(ns, pred.model_dump(), previous=prev, at=k)
                 if recast:
-                    slots = ctx.store.slots_of_predicate(ns, pred.name)
+                    slots = ctx.store.slots.slots_of_predicate(ns, pred.name)
                     self._recast(ns, {s: pred.cardinality for s in slots}, k)
             self.forget(ns)
             return self.load(ns)[pred.name]

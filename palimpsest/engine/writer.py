@@ -18,7 +18,7 @@ given (`EmbedNotes`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
@@ -28,7 +28,6 @@ from .._ids import _new_id
 from .._time import TimeLike
 from ..errors import AlreadyErased, Conflict, NotFound, ValidationError
 from ..models import AuthorKind, Fact
-from ..transfer._format import json_lines
 from .append import Appender, Draft
 from .context import Context
 from .entities import EntityIndex
@@ -47,18 +46,6 @@ from .vocabulary import Vocabulary
 # (bench/README.md, session 7).
 IMPORT_BATCH = 20_000
 GC_PAUSE_MIN = 1_000  # items of an assert_many that pauses the cyclic collector (gc_pause)
-
-
-def fact_batches(lines: Iterable[str], batch: int) -> Iterator[list[dict[str, Any]]]:
-    """`assert_many` items from JSON Lines, `batch` at a time (the last one shorter)."""
-    chunk: list[dict[str, Any]] = []
-    for _, item in json_lines(lines):
-        chunk.append(item)
-        if len(chunk) >= batch:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 class Writer:
@@ -177,7 +164,7 @@ class Writer:
             try:
                 with store.write():
                     k = ctx.tick()
-                    store.retract_assertion(a["id"], k, why)
+                    store.slots.retract_assertion(a["id"], k, why)
                     slot = a["slot_id"]
                     states = mat.states({slot: {"id": slot}})
                     st = states[slot]
@@ -202,9 +189,9 @@ class Writer:
         if not isinstance(fact_id, str) or not fact_id:
             raise ValidationError("id: a non-empty string", field="id")
         store = self._ctx.store
-        a = store.assertion(fact_id)
+        a = store.slots.assertion(fact_id)
         if a is None or a["namespace"] != ns:
-            tomb = store.tombstone(fact_id)
+            tomb = store.facts.tombstone(fact_id)
             if tomb is not None and tomb["namespace"] == ns:
                 raise AlreadyErased(f"{fact_id} was erased", id=fact_id)
             raise NotFound(f"no fact {fact_id[:80]!r}", id=fact_id[:80])
@@ -346,6 +333,6 @@ class Writer:
 
     def _check_evidence(self, ns: str, ids: set[str]) -> None:
         for eid in sorted(ids):
-            row = self._ctx.store.episode(eid)
+            row = self._ctx.store.names.episode(eid)
             if row is None or row["namespace"] != ns:
                 raise NotFound(f"evidence: no episode {eid[:80]!r}", id=eid[:80])

@@ -23,8 +23,7 @@ from ._spacy import Lexicon
 
 if TYPE_CHECKING:
     from ._coref import Mention
-    from ._topic import Topic
-from ._types import CandidateFact, Op
+from ._types import CandidateFact, Op, Topic
 
 Token = Any  # spacy.tokens.Token; spaCy ships no type information
 Doc = Any

@@ -16,9 +16,9 @@ club"); its pronoun is the first "he", "she" or "it" the text uses for it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ._tokens import Doc, Token, _lw, _name_span, _text
+from ._types import Topic
 
 __all__ = ["Topic", "find_topic"]
 
@@ -42,34 +42,6 @@ _PERSON_HEADS = {
     "aviatrix", "socialite", "heir", "heiress", "consort", "lord", "lady", "sir",
 }  # fmt: skip
 _PRONOUNS = {"he": "he", "his": "he", "him": "he", "she": "she", "her": "she"}
-
-
-@dataclass
-class Topic:
-    """What a document is about.
-
-    ``name`` is the title as written; ``forms`` the casefolded names that
-    refer to it; ``heads`` the common nouns that do ("the house").
-    """
-
-    name: str
-    forms: set[str]
-    heads: set[str] = field(default_factory=set)
-    pronoun: str | None = None  # "he", "she" or "it"
-    role: str | None = None  # what the first sentence says it is ("manager", "house")
-
-    @property
-    def person(self) -> bool:
-        return self.pronoun in ("he", "she")
-
-    def refers(self, text: str) -> bool:
-        """Whether a name (or "the <head>") found in the text stands for the topic."""
-        t = " ".join(re.sub(r"^(?:the|a|an)\s+", "", text.casefold()).split())
-        if t in self.forms or t == self.name.casefold():
-            return True
-        if any(t.startswith(f + " ") and len(f) > 3 for f in self.forms):
-            return True  # "BorsodChem Zrt.", "Sarri Jr."
-        return text.casefold().startswith("the ") and t in self.heads
 
 
 def _clean(title: str) -> str:

@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -152,3 +153,31 @@ class Extractor(Protocol):
     ) -> Extraction: ...
 
     def extract_many(self, items: Sequence[ExtractRequest]) -> list[Extraction]: ...
+
+
+@dataclass
+class Topic:
+    """What a document is about.
+
+    ``name`` is the title as written; ``forms`` the casefolded names that
+    refer to it; ``heads`` the common nouns that do ("the house").
+    """
+
+    name: str
+    forms: set[str]
+    heads: set[str] = field(default_factory=set)
+    pronoun: str | None = None  # "he", "she" or "it"
+    role: str | None = None  # what the first sentence says it is ("manager", "house")
+
+    @property
+    def person(self) -> bool:
+        return self.pronoun in ("he", "she")
+
+    def refers(self, text: str) -> bool:
+        """Whether a name (or "the <head>") found in the text stands for the topic."""
+        t = " ".join(re.sub(r"^(?:the|a|an)\s+", "", text.casefold()).split())
+        if t in self.forms or t == self.name.casefold():
+            return True
+        if any(t.startswith(f + " ") and len(f) > 3 for f in self.forms):
+            return True  # "BorsodChem Zrt.", "Sarri Jr."
+        return text.casefold().startswith("the ") and t in self.heads

@@ -31,11 +31,10 @@ from __future__ import annotations
 import re
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+
+from ..storage.rows import VersionDelta
 
 # tables a fact version read never reads: writing them leaves every fact copy current
 _NO_FACTS = frozenset(
@@ -52,19 +51,6 @@ _NO_FACTS = frozenset(
 )
 _LABEL = re.compile(r"[(\[]\w*:(\w+)")  # (f:Fact  (:Episode  [:SUBJ]  [r:OBJ]
 _KEPT = 512  # changes remembered; a copy older than them is read again whole
-
-Ends = tuple[str, str, str, str | None]  # a version's (id, namespace, subject_id, object_id)
-
-
-@dataclass(frozen=True)
-class VersionDelta:
-    """What one write did to fact versions: the rows it created (as `facts_asof`
-    returns them), the versions it expired at `at`, and those it deleted."""
-
-    at: datetime
-    inserted: tuple[Mapping[str, Any], ...]
-    expired: tuple[Ends, ...]
-    vanished: tuple[Ends, ...]
 
 
 class Scope:

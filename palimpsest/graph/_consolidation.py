@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ._db import Database, Row
+from ._reports import ReportFiles
 
 _WATERMARK = "consolidation.watermark\x1f"
 _BATCH = 2000
@@ -28,10 +30,24 @@ def _chunks(items: Sequence[Any], n: int = _BATCH) -> list[Sequence[Any]]:
 
 
 class ConsolidationStore:
-    """Reads and writes of the nightly job (one per open `Database`)."""
+    """Reads and writes of the nightly job (a slice of the `Store`); its reports are
+    files in the memory's folder (`_reports.py`)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, directory: Path) -> None:
         self.db = db
+        self._reports = ReportFiles(directory)
+
+    # --- reports ----------------------------------------------------------------------------
+    def keep_report(
+        self, namespace: str, finished_at: datetime, data: dict[str, Any], text: str
+    ) -> None:
+        """Keep a run's report (JSON-ready `data`, and its human summary `text`), whole or
+        not at all, before the run's watermark commits."""
+        self._reports.keep(namespace, finished_at, data, text)
+
+    def reports(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's kept reports, oldest first."""
+        return self._reports.reports(namespace)
 
     # --- watermark -----------------------------------------------------------------------
     def watermark(self, namespace: str) -> datetime | None:

@@ -1,7 +1,7 @@
-"""What the `Store` mixins share: batching thresholds, Cypher fragments, keyed lookups.
+"""What the store's slices share: batching thresholds, Cypher fragments, keyed lookups.
 
-    >>> class Names(StoreBase): ...
-    >>> Names(db)._by_keys(ids, one_cypher, many_cypher)
+    >>> keys = Keys(db)
+    >>> keys.by_keys(ids, one_cypher, many_cypher)
 
 Statements are constants or are composed from constant fragments: user text
 only ever travels as a parameter.
@@ -10,10 +10,8 @@ only ever travels as a parameter.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
-from ._changes import Scope, VersionDelta
 from ._columns import CASTS
 from ._db import Database, Row
 
@@ -29,12 +27,12 @@ BATCH = 2000  # rows per UNWIND statement: big enough to amortise, small enough 
 # a prepared statement at every execution, so a long chain costs more per key (8 keys
 # 0.12 ms a key, 32 keys 0.22, 64 keys 0.31); a remainder takes the next smaller size
 SEEK_SIZES = (8, 4, 2, 1)
-# keys per UNION ALL read (`StoreBase._seek`): flat per key from 8 to 64 keys (1,400 keys
+# keys per UNION ALL read (`Keys.seek`): flat per key from 8 to 64 keys (1,400 keys
 # of 600k slot states: 0.21 ms a key), but every statement takes the GIL twice, and the
 # read-ahead thread's seeks wait for it while the writer runs Python: 1,400 keys took
 # 1,250 ms in 8-key statements beside a busy Python thread, 320 ms in 64-key ones
 READ_SIZES = (64, 32, 16, 8, 4, 2, 1)
-# rows of a node table one primary-key seek costs as much as scanning (see _seek_pays_in)
+# rows of a node table one primary-key seek costs as much as scanning (see Keys.seek_pays_in)
 SCAN_ROWS_PER_SEEK = 250
 RECOUNT = 16  # asks between two counts of a table's rows (see _rows_about)
 _COUNTED = {
@@ -107,34 +105,20 @@ def seek_chunks(ids: Sequence[str], sizes: Sequence[int] = SEEK_SIZES) -> Iterat
         todo = todo[k:]
 
 
-class StoreBase:
-    """The database handle every store mixin works through."""
+class Keys:
+    """Rows of a node table by primary key, however many keys: index seeks for a few,
+    scans joined with the keys for a batch. Every slice of a store shares one (its
+    row-count estimates are per table, not per slice).
+
+        >>> keys = Keys(db)
+        >>> keys.read("Slot", ids, ("tail",))   # {id: {"id": ..., "tail": ...}}
+    """
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._row_counts: dict[str, tuple[int, int]] = {}  # table -> (rows, asks since)
 
-    @property
-    def generation(self) -> int:
-        """Changes whenever anything may have been written (see `Database.generation`):
-        in-process copies of rows read at one generation are stale at another."""
-        return self.db.generation
-
-    @property
-    def fact_generation(self) -> int:
-        """Changes only when a write may have changed a fact version (`_changes.py`)."""
-        return self.db.facts.generation
-
-    def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
-        """What writes did to fact versions after `fact_generation` was `generation`,
-        oldest first; None when that is unknown (re-read every copy)."""
-        return self.db.facts.since(generation)
-
-    def writing_facts(self) -> AbstractContextManager[Scope]:
-        """Around a fact write that reports its `VersionDelta` (`Scope.report`)."""
-        return self.db.facts.declared()
-
-    def _seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
+    def seek(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
         """{id: row} of `table` (id and `columns`) for the keys that exist.
 
         Kùzu plans a MATCH on keys from UNWIND or LOAD FROM as a hash join that scans
@@ -149,14 +133,14 @@ class StoreBase:
                 out[row["id"]] = row
         return out
 
-    def _read_keys(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
-        """`_seek`, or for a batch big enough, scans of `table` joined with the keys
-        (whichever `_seek_pays_in` says costs less)."""
+    def read(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> dict[str, Row]:
+        """`seek`, or for a batch big enough, scans of `table` joined with the keys
+        (whichever `seek_pays_in` says costs less)."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        if self._seek_pays_in(table, len(ids)):
-            return self._seek(table, ids, columns)
+        if self.seek_pays_in(table, len(ids)):
+            return self.seek(table, ids, columns)
         ret = ", ".join(f"x.{c} AS {c}" for c in ("id", *columns))
         out: dict[str, Row] = {}
         for part in chunks(ids, SCAN_BATCH):
@@ -166,20 +150,20 @@ class StoreBase:
                 out[row["id"]] = row
         return out
 
-    def _seek_pays_in(self, table: str, n_keys: int) -> bool:
-        """`_seek_pays`, and beyond FEW keys, seeks while they cost less than one
+    def seek_pays_in(self, table: str, n_keys: int) -> bool:
+        """`seek_pays`, and beyond FEW keys, seeks while they cost less than one
         scan-and-join of `table`: a join hashes every row of the table, so its cost
         grows with the memory, and it is dearest for wide rows (packed states).
         Measured at 1M versions (1,440 keys of 600k packed states, load ~3, median
         of 4): seeks 200 ms, scan-and-join 310 ms; ~0.14 ms a key against ~0.5 us
         a row, hence SCAN_ROWS_PER_SEEK."""
-        if self._seek_pays(n_keys):
+        if self.seek_pays(n_keys):
             return True
         if table not in _COUNTED:
             raise ValueError(table)
-        return n_keys * SCAN_ROWS_PER_SEEK <= self._rows_about(table)
+        return n_keys * SCAN_ROWS_PER_SEEK <= self.rows_about(table)
 
-    def _rows_about(self, table: str) -> int:
+    def rows_about(self, table: str) -> int:
         """About how many rows `table` has: counted afresh every `RECOUNT` asks (a count
         scans the table, 12 ms for 600k slot states, and the choice it feeds is coarse)."""
         counts = self._row_counts
@@ -192,14 +176,14 @@ class StoreBase:
         return cached[0]
 
     @staticmethod
-    def _seek_pays(n_keys: int) -> bool:
+    def seek_pays(n_keys: int) -> bool:
         """Seeks for a few keys; one scan-and-join for a batch. Measured at 1M versions
         (1,400 keys, 600k rows): equal when idle, but every statement waits for a free
         core, so on a loaded box (load 7 on 2 cores) 175 seek statements lost to one
         join by 20%; with a page cache that holds the file the join stays warm."""
         return n_keys <= FEW
 
-    def _by_keys(self, ids: Sequence[str], one: str, many: str) -> list[Row]:
+    def by_keys(self, ids: Sequence[str], one: str, many: str) -> list[Row]:
         """Rows for many primary keys: per-key lookups for a few (UNWIND over keys
         plans as a full scan plus hash join), one scan for many."""
         if len(ids) <= FEW:

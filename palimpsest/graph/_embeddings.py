@@ -1,6 +1,6 @@
 """Entity-name and fact-statement vectors (migration 6): written once, read by recall and merge.
 
-    >>> es = EmbeddingStore(store.db)
+    >>> es = store.embeddings
     >>> es.create_names(["en_1"], ["default"], vectors)
     >>> es.name_ids(["en_1", "en_2"])
     {'en_1'}
@@ -18,15 +18,21 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ._cypher import StoreBase
-from ._vectors import EMB_DIM, _arrow, _fixed, _matrix
+from ..storage.rows import EMB_DIM
+from ._cypher import Keys
+from ._db import Database
+from ._vectors import _arrow, _fixed, _matrix
 
 F32 = npt.NDArray[np.float32]
 _BATCH = 1000
 
 
-class EmbeddingStore(StoreBase):
-    """The vector tables of entity names and fact statements (one per open `Database`)."""
+class EmbeddingStore:
+    """The vector tables of entity names and fact statements (a slice of the `Store`)."""
+
+    def __init__(self, db: Database, keys: Keys) -> None:
+        self.db = db
+        self._keys = keys
 
     # --- entity names -------------------------------------------------------------------
     def create_names(self, ids: Sequence[str], namespaces: Sequence[str], emb: F32) -> None:
@@ -166,8 +172,12 @@ class EmbeddingStore(StoreBase):
         the vectors of every row it hashes (200k statements, 40 keys: 632 ms against
         15 ms of seeks); for ids alone it is cheap (400 keys: 15 ms against 48)."""
         keys = sorted(set(ids))
-        if self._seek_pays_in(table, len(keys)) if columns else self._seek_pays(len(keys)):
-            rows = list(self._seek(table, keys, columns).values())
+        if (
+            self._keys.seek_pays_in(table, len(keys))
+            if columns
+            else self._keys.seek_pays(len(keys))
+        ):
+            rows = list(self._keys.seek(table, keys, columns).values())
             return pa.table(
                 {
                     "id": pa.array([r["id"] for r in rows], pa.string()),

@@ -106,6 +106,49 @@ def fold(
     return list(log.values()), list(versions.values())
 
 
+_V = {f: i for i, f in enumerate(VERSION_FIELDS)}
+_NEVER = 2**63  # an open bound, as microseconds
+
+
+def versions_at(
+    events: Iterable[Event], *, slot: Mapping[str, Any], valid_at: int | None, known_at: int
+) -> list[dict[str, Any]]:
+    """The versions believed at `known_at` and covering `valid_at` (microseconds; None:
+    any valid time): `fold`'s versions, filtered on the packed values before any row is
+    built (a long slot's point query as of a past moment builds its few answers only)."""
+    vid, rec, exp = _V["id"], _V["recorded_at"] + 1, _V["expired_at"] + 1
+    vf, vt = _V["valid_from"] + 1, _V["valid_to"] + 1
+    raw: dict[str, list[Any]] = {}
+    for ev in events:
+        kind = ev[0]
+        if kind == "v":
+            raw[ev[1 + vid]] = ev
+        elif kind == "x":
+            v = raw.get(ev[1])
+            if v is not None:
+                v[exp] = ev[2]
+        elif kind == "d":
+            raw.pop(ev[1], None)
+    hits = [
+        v
+        for v in raw.values()
+        if v[rec] <= known_at < (_NEVER if v[exp] is None else v[exp])
+        and (
+            valid_at is None
+            or (
+                (v[vf] is None or v[vf] <= valid_at)
+                and valid_at < (_NEVER if v[vt] is None else v[vt])
+            )
+        )
+    ]
+    if not hits:
+        return []
+    base = {"namespace": slot["namespace"], "slot_id": slot["id"]}
+    vbase = {**base, "subject_id": slot["subject_id"], "subject": slot["subject"]}
+    vbase["predicate"] = slot["predicate"]
+    return [unpack_values(v[1:], VERSION_FIELDS, vbase) for v in hits]
+
+
 def state_events(
     log: Sequence[Mapping[str, Any]], versions: Sequence[Mapping[str, Any]]
 ) -> list[Event]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from ..storage.rows import LineStart
 from ..temporal import Reach
 from ._slots import VERSION_FIELDS, from_us, pack_values, to_us, unpack_values
 
@@ -32,23 +33,6 @@ PAGE = 32  # most starts a page holds; a fuller run is split
 SPLIT = 16  # starts a page gets when a run is split (room to grow either way)
 _FIRST = -(2**63)  # the sort key of "since always"
 PAGE_SEP = "\x1e"  # line id PAGE_SEP page number: a LinePage's id
-
-
-@dataclass(frozen=True, slots=True)
-class LineStart:
-    """One start of a line: from `at`, `version` holds (its believed row), or nothing
-    (an absence: an explicit end, or the gap a bounded put restored).
-
-        >>> LineStart(at=t, source="fa_1", version=row)
-    """
-
-    at: datetime | None
-    source: str | None
-    version: dict[str, Any] | None = None
-
-    @property
-    def object_id(self) -> str | None:
-        return None if self.version is None else self.version["object_id"]
 
 
 def sort_key(at: datetime | None) -> int:

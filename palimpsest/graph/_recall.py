@@ -1,6 +1,6 @@
 """Recall storage: episode search text (Kùzu full-text) and episode vectors.
 
-    >>> rs = RecallStore(store.db)
+    >>> rs = store.recall
     >>> rs.episodes("default")                # what ranking needs of every episode (Arrow)
 
 Every recall Cypher string lives here and in `_vectors.py`. Two tables from migration 2, both keyed
@@ -23,9 +23,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ..storage.rows import EMB_DIM
 from ._db import Database, Row
 from ._embeddings import EmbeddingStore
-from ._vectors import EMB_DIM, VectorGenerations, _arrow, _fixed, _matrix
+from ._vectors import VectorStore, _arrow, _fixed, _matrix
 
 __all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "RecallStore"]
 
@@ -43,12 +44,15 @@ _TERM_HITS = (
 )
 
 
-class RecallStore(EmbeddingStore, VectorGenerations):
-    """Recall's slice of the Kùzu store (one per open `Database`); entity-name and
-    statement vectors come from `EmbeddingStore`."""
+class RecallStore:
+    """Recall's slice of the Kùzu store: episode search texts and vectors. Erasing or
+    re-embedding them reaches the HNSW generations and the name and statement vectors
+    too (the slices it is given)."""
 
-    def __init__(self, db: Database) -> None:
-        super().__init__(db)
+    def __init__(self, db: Database, embeddings: EmbeddingStore, vectors: VectorStore) -> None:
+        self.db = db
+        self._embeddings = embeddings
+        self._vectors = vectors
         self._stems: dict[str, str] = {}  # word -> Kùzu's porter stem (`stems`)
 
     # --- the reference full-text index and model identity ---------------------------------
@@ -145,7 +149,7 @@ class RecallStore(EmbeddingStore, VectorGenerations):
             return
         self.db.query("UNWIND $ids AS i MATCH (t:EpisodeText {id: i}) DELETE t", ids=ids)
         self.db.query("UNWIND $ids AS i MATCH (x:EpisodeEmb {id: i}) DELETE x", ids=ids)
-        self.delete_from_generation(ids)
+        self._vectors.delete_from_generation(ids)
 
     def delete_all_embeddings(self) -> int:
         """For `reembed`: no vector index sits on the table, so emptying it is safe.
@@ -153,8 +157,8 @@ class RecallStore(EmbeddingStore, VectorGenerations):
         are the name and statement vectors. The count is of episode vectors."""
         n = self.db.query("MATCH (x:EpisodeEmb) RETURN count(*) AS c")[0]["c"]
         self.db.query("MATCH (x:EpisodeEmb) DELETE x")
-        self.retire_vector_generation()
-        self.delete_all_derived()
+        self._vectors.retire_vector_generation()
+        self._embeddings.delete_all_derived()
         return int(n)
 
     def delete_embeddings(self, episode_ids: Sequence[str]) -> None:
@@ -328,3 +332,13 @@ class RecallStore(EmbeddingStore, VectorGenerations):
         """
         rows = self.db.query(_TERM_HITS, q=term, ns=namespace)
         return [(r["id"], float(r["score"])) for r in rows]
+
+    def archived(self, namespace: str) -> set[str]:
+        """Ids of the namespace's archived episodes (consolidation's decay and dedupe set
+        `Episode.archived`): readable by id and in history, left out of recall's
+        candidates."""
+        rows = self.db.query(
+            "MATCH (e:Episode) WHERE e.namespace = $ns AND e.archived RETURN e.id AS id",
+            ns=namespace,
+        )
+        return {str(r["id"]) for r in rows}

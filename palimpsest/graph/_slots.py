@@ -65,8 +65,3 @@ def unpack_values(
         if us is not None:
             row[fields[i]] = from_epoch_us(us)
     return row
-
-
-def statement(subject: str, predicate: str, obj: str | None) -> str:
-    """What a version shows: "Mira lives in Berlin" (the predicate's words, spaced)."""
-    return f"{subject} {predicate.replace('_', ' ')} {obj}"

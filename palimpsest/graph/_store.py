@@ -1,41 +1,76 @@
-"""Every Cypher statement the engine runs, as domain-level methods of one `Store`.
+"""The Kùzu store of one memory directory: its lifecycle, and its slices built once.
 
     >>> store = Store.open(Path("palimpsest-data"))
     >>> with store.write():
-    ...     store.create_slots([row])
+    ...     store.slots.write_facts(FactWrite(at=k, assertions=[a], lines=[edit]))
+    >>> store.facts.facts_asof(namespace="default", valid_at=v, known_at=k)
 
-Rows go in and out as plain dicts or pydantic models; no temporal rule is
-decided here (that is `temporal/`), only stored and fetched. The methods live
-in mixins by subject, each one sitting's read: `_store_names` (predicates,
-entities, episodes), `_store_slots` (slots, the assertion log, versions: the
-write path), `_store_reads` (as-of reads, tombstones, counts). This module
-keeps the lifecycle: open, migrate, meta, clocks, close and compaction.
+Every Cypher statement the engine runs lives in one slice, by subject, each one
+sitting's read: `names` (predicates, entities, episodes), `slots` (journals,
+lines, the assertion log, versions: the write path), `facts` (as-of reads,
+tombstones, counts), `recall` (search texts, episode vectors), `vectors` (HNSW
+generations), `embeddings` (name and statement vectors), `consolidation`,
+`uses`, `predicate_log`, `transfer` (export and restore), `pages` (the graph a
+page at a time). Rows go in and out as plain dicts or the logical rows of
+`palimpsest.storage`; no temporal rule is decided here (that is `temporal/`).
+This module keeps the lifecycle: open, migrate, meta, clocks, generations,
+close and compaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from ..errors import SchemaError
+from ..storage.rows import VersionDelta
+from ._changes import Scope
 from ._compaction import DB_FILE, finish_compaction, request_compaction
+from ._consolidation import ConsolidationStore
+from ._cypher import Keys
 from ._db import Database
+from ._embeddings import EmbeddingStore
+from ._predicate_log import PredicateLog
+from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 from ._store_names import NameStore
 from ._store_reads import FactStore
 from ._store_slots import SlotStore
+from ._transfer import GraphPages, TransferStore
+from ._use import UseStore
+from ._vectors import VectorStore
 
 __all__ = ["DB_FILE", "Store"]
 
 
-class Store(NameStore, SlotStore, FactStore):
+class Store:
     """The Kùzu-backed store of one memory directory."""
 
     def __init__(self, directory: Path, db: Database) -> None:
-        super().__init__(db)
         self.directory = directory
+        self.location = str(directory)
+        self.db = db
+        keys = Keys(db)
+        self.names = NameStore(db, keys)
+        self.slots = SlotStore(db, keys, self.names)
+        self.facts = FactStore(db, keys)
+        self.embeddings = EmbeddingStore(db, keys)
+        self.vectors = VectorStore(db)
+        self.recall = RecallStore(db, self.embeddings, self.vectors)
+        self.consolidation = ConsolidationStore(db, directory)
+        self.uses = UseStore(db)
+        self.predicate_log = PredicateLog(db)
+        self.transfer = TransferStore(db, self.names, self.facts)
+
+    @property
+    def schema_version(self) -> int:
+        return SCHEMA_VERSION
+
+    def pages(self, namespace: str, at: datetime, own: Sequence[str]) -> GraphPages:
+        """The believed graph of a namespace as of `at`, a page at a time (MCP's reads)."""
+        return GraphPages(self.db, namespace, at, own)
 
     # --- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -58,8 +93,43 @@ class Store(NameStore, SlotStore, FactStore):
         self.db.close()
         finish_compaction(self.directory)
 
-    def write(self) -> Any:
+    def write(self) -> AbstractContextManager[None]:
+        """One write transaction; nested use joins the outer one."""
         return self.db.write()
+
+    def in_transaction(self) -> bool:
+        """Whether the calling thread is inside a write transaction."""
+        return self.db.in_transaction()
+
+    @property
+    def closed(self) -> bool:
+        return self.db.closed
+
+    @property
+    def rollbacks(self) -> int:
+        """Write transactions undone: in-process copies of rows check it."""
+        return self.db.rollbacks
+
+    # --- what in-process copies of rows check ------------------------------------------
+    @property
+    def generation(self) -> int:
+        """Changes whenever anything may have been written (see `Database.generation`):
+        in-process copies of rows read at one generation are stale at another."""
+        return self.db.generation
+
+    @property
+    def fact_generation(self) -> int:
+        """Changes only when a write may have changed a fact version (`_changes.py`)."""
+        return self.db.facts.generation
+
+    def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
+        """What writes did to fact versions after `fact_generation` was `generation`,
+        oldest first; None when that is unknown (re-read every copy)."""
+        return self.db.facts.since(generation)
+
+    def writing_facts(self) -> AbstractContextManager[Scope]:
+        """Around a fact write that reports its `VersionDelta` (`Scope.report`)."""
+        return self.db.facts.declared()
 
     def request_compaction(self) -> None:
         """Mark the file for rewriting on close (see graph/_compaction.py)."""

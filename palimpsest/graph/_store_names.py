@@ -14,14 +14,18 @@ from typing import Any
 
 from ._bulk import load_rows
 from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS, param_props
-from ._cypher import LOAD_MIN, StoreBase, chunks, cols, props, returns
-from ._db import Row
+from ._cypher import LOAD_MIN, Keys, chunks, cols, props, returns
+from ._db import Database, Row
 
 _ENTITY_RETURN = returns("e", ENTITY_COLUMNS)
 
 
-class NameStore(StoreBase):
+class NameStore:
     """Predicates, entities with their name keys, episodes."""
+
+    def __init__(self, db: Database, keys: Keys) -> None:
+        self.db = db
+        self._keys = keys
 
     # --- predicates ----------------------------------------------------------------------
     def predicates(self, namespace: str) -> list[Row]:
@@ -136,10 +140,10 @@ class NameStore(StoreBase):
     def entity_ids_for_keys(self, namespace: str, keys: Sequence[str]) -> dict[str, str]:
         """Many name keys at once: {key: entity id} for those that exist."""
         ids = [f"{namespace}\x1f{k}" for k in keys]
-        if self._seek_pays(len(ids)):
-            found = self._seek("EntityKey", ids, ("entity_id",))
+        if self._keys.seek_pays(len(ids)):
+            found = self._keys.seek("EntityKey", ids, ("entity_id",))
             return {i.split("\x1f", 1)[1]: r["entity_id"] for i, r in found.items()}
-        rows = self._by_keys(
+        rows = self._keys.by_keys(
             ids,
             "MATCH (k:EntityKey {id: $id}) RETURN k.id AS id, k.entity_id AS e",
             "UNWIND $ids AS i MATCH (k:EntityKey {id: i}) RETURN k.id AS id, k.entity_id AS e",
@@ -147,9 +151,9 @@ class NameStore(StoreBase):
         return {r["id"].split("\x1f", 1)[1]: r["e"] for r in rows}
 
     def entities_by_ids(self, ids: Sequence[str]) -> list[Row]:
-        if self._seek_pays(len(ids)):
-            return list(self._seek("Entity", ids, ENTITY_COLUMNS[1:]).values())
-        return self._by_keys(
+        if self._keys.seek_pays(len(ids)):
+            return list(self._keys.seek("Entity", ids, ENTITY_COLUMNS[1:]).values())
+        return self._keys.by_keys(
             ids,
             f"MATCH (e:Entity {{id: $id}}) RETURN {_ENTITY_RETURN}",
             f"UNWIND $ids AS i MATCH (e:Entity {{id: i}}) RETURN {_ENTITY_RETURN}",
@@ -190,7 +194,7 @@ class NameStore(StoreBase):
 
     def episodes_by_id(self, ids: Sequence[str]) -> dict[str, Row]:
         """Stored episodes among ``ids`` (one lookup per batch, not per episode)."""
-        rows = self._by_keys(
+        rows = self._keys.by_keys(
             list(dict.fromkeys(ids)),
             "MATCH (e:Episode {id: $id}) RETURN e",
             "UNWIND $ids AS i MATCH (e:Episode {id: i}) RETURN e",
@@ -206,29 +210,6 @@ class NameStore(StoreBase):
 
     def delete_episode(self, episode_id: str) -> None:
         self.db.query("MATCH (e:Episode {id: $id}) DETACH DELETE e", id=episode_id)
-
-    def quarantined_claims(self, namespace: str) -> list[Row]:
-        """Quarantined assertions still standing (not retracted): consolidation's input."""
-        return [
-            r["a"]
-            for r in self.db.query(
-                "MATCH (a:Assertion) WHERE a.namespace = $ns AND a.quarantined"
-                " AND a.retracted_at IS NULL AND a.op = $op RETURN a",
-                ns=namespace,
-                op="assert",
-            )
-        ]
-
-    def assertions_citing(self, namespace: str, episode_id: str) -> list[Row]:
-        return [
-            r["a"]
-            for r in self.db.query(
-                "MATCH (a:Assertion) WHERE a.namespace = $ns AND list_contains(a.evidence, $ep)"
-                " RETURN a",
-                ns=namespace,
-                ep=episode_id,
-            )
-        ]
 
     def episodes(self, namespace: str, limit: int, offset: int = 0) -> list[Row]:
         return [

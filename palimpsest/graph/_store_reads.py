@@ -8,13 +8,13 @@ when the caller gives one (notes/kuzu-0.11.3.md §4.2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from ..storage.rows import fact_order
 from ._columns import FACT_COLUMNS
-from ._cypher import StoreBase, returns, slot_subject
-from ._db import Row
+from ._cypher import Keys, returns, slot_subject
+from ._db import Database, Row
 
 # --- the as-of filter on a Fact node `f`; $k = known_at, $v = valid_at -------------------
 _BELIEVED = "f.recorded_at <= $k AND (f.expired_at IS NULL OR f.expired_at > $k)"
@@ -23,8 +23,12 @@ _ACTIVE = "f.quarantined = false"
 _FACT_RETURN = returns("f", FACT_COLUMNS)
 
 
-class FactStore(StoreBase):
+class FactStore:
     """Fact versions as of (V, K), changes between two times, tombstones, counts."""
+
+    def __init__(self, db: Database, keys: Keys) -> None:
+        self.db = db
+        self._keys = keys
 
     def facts_asof(
         self,
@@ -165,12 +169,3 @@ class FactStore(StoreBase):
         rows = self.db.query("MATCH (s:Slot) RETURN DISTINCT s.namespace AS ns")
         rows += self.db.query("MATCH (e:Episode) RETURN DISTINCT e.namespace AS ns")
         return sorted({r["ns"] for r in rows})
-
-
-def fact_order(r: Mapping[str, Any]) -> tuple[str, str, bool, datetime, str]:
-    """The order `facts_asof` returns versions in (without a limit)."""
-    vf = r["valid_from"]
-    return (r["subject"], r["predicate"], vf is not None, vf or _EPOCH, r["object"])
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -20,8 +20,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .._time import epoch_us
 from ..errors import StoreError
-from ..temporal import Reach, window_of
+from ..storage.rows import (
+    SEP,
+    FactWrite,
+    History,
+    LineAsk,
+    LineEdit,
+    LineStart,
+    LineWindow,
+    SlotHead,
+)
+from ..temporal import window_of
 from ._bulk import load_rows
 from ._columns import (
     ASSERTION_COLUMNS,
@@ -30,8 +41,8 @@ from ._columns import (
     fact_row,
     param_props,
 )
-from ._cypher import FEW, LOAD_MIN, SCAN_BATCH, SLOT_FACTS, StoreBase, chunks, cols, seek_chunks
-from ._db import Row
+from ._cypher import FEW, LOAD_MIN, SCAN_BATCH, SLOT_FACTS, Keys, chunks, cols, seek_chunks
+from ._db import Database, Row
 from ._fused import NODE_COLUMNS, Node, fits, fused_write
 from ._journal import (
     PAGE_EVENTS,
@@ -42,18 +53,20 @@ from ._journal import (
     pack_events,
     state_events,
     unpack_events,
+    versions_at,
 )
 from ._lines import (
     INLINE,
     Layout,
-    LineStart,
     pack_run,
     page_id,
     rechunk,
     unpack_run,
 )
+from ._slots import to_us
+from ._store_names import NameStore
 
-History = tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+PAGES_KEPT = 4096  # journal pages kept in process (~20 kB each): they never change
 _LINE_READ = NODE_COLUMNS["Line"][1:]
 _SLOT_READ = NODE_COLUMNS["Slot"][1:]
 _ASSERTION_READ = tuple(c for c in ASSERTION_COLUMNS if c != "id")
@@ -62,93 +75,46 @@ _CREATE_VERSIONS = (
     "MATCH (e:Entity {id: subject_id}) WITH * MATCH (o:Entity {id: object_id})"
     f" CREATE (f:Fact {{{cols(FACT_COLUMNS)}}}), (e)-[:SUBJ]->(f), (f)-[:OBJ]->(o)"
 )
-SEP = "\x1f"
-
-
-def line_of(slot_id: str, object_id: str | None) -> str:
-    """The id of a line: the slot's own for `one` (object None), one per object for `many`."""
-    return slot_id if object_id is None else f"{slot_id}{SEP}{object_id}"
 
 
 @dataclass
-class SlotHead:
-    """A slot's row as a write finds it: its columns and its journal's tail."""
+class _Tail:
+    """A stored slot's journal tail, as `slot_heads` read it (`SlotHead.handle`)."""
 
-    row: dict[str, Any]  # id, namespace, subject_id, predicate, subject
     pages: int = 0
     tail_n: int = 0
     tail: str = "[]"
-    new: bool = False
-
-
-@dataclass(frozen=True)
-class LineAsk:
-    """What a write asks of a line: its slot (for a line not stored yet) and the reach of
-    valid time its entries touch (None: every start)."""
-
-    slot_id: str
-    namespace: str
-    subject: str
-    reach: Reach | None
 
 
 @dataclass
-class LineWindow:
-    """The starts of a line a write needs (`temporal.advance`'s window) and where they
-    came from. `whole`: every start of the line (`after` is then None)."""
+class _Paged:
+    """Where a window's run lies (`LineWindow.handle`): the line's layout, the pages
+    read (span i..j) and all their starts, the run being `loaded[cut[0]:cut[1]]`."""
 
-    line_id: str
-    slot_id: str
-    namespace: str
-    subject: str
-    run: list[LineStart]
-    after: datetime | None
-    changed_at: datetime | None
-    new: bool
-    whole: bool
-    # where the run lies: the line's layout, the pages read (i..j) and all their starts
     layout: Layout = field(default_factory=Layout)
     span: tuple[int, int] = (0, 0)
     loaded: list[LineStart] = field(default_factory=list)
-    cut: tuple[int, int] = (0, 0)  # the run is loaded[cut[0]:cut[1]]
+    cut: tuple[int, int] = (0, 0)
 
 
-@dataclass
-class LineEdit:
-    """A window of a line replaced by new starts (an empty run ends the line)."""
-
-    window: LineWindow
-    run: list[LineStart]
-
-
-@dataclass
-class FactWrite:
-    """What one write does to fact rows, at transaction time `at` (logical rows only)."""
-
-    at: datetime
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    slots: list[dict[str, Any]] = field(default_factory=list)  # slots this write opens
-    assertions: list[dict[str, Any]] = field(default_factory=list)
-    insert: list[dict[str, Any]] = field(default_factory=list)
-    expire: list[dict[str, Any]] = field(default_factory=list)  # version rows, expired at `at`
-    vanish: list[dict[str, Any]] = field(default_factory=list)  # version rows, deleted
-    retract: list[tuple[str, str, str | None]] = field(default_factory=list)  # id, slot, why
-    lines: list[LineEdit] = field(default_factory=list)
-
-
-class SlotStore(StoreBase):
+class SlotStore:
     """Slots (journal tails and pages), lines (starts and pages), assertions, versions."""
+
+    def __init__(self, db: Database, keys: Keys, names: NameStore) -> None:
+        self.db = db
+        self._keys = keys
+        self._names = names  # the entities a write creates
+        self._pages: dict[str, str] = {}  # journal page id -> its events, packed
+        self._pages_at = db.rollbacks
 
     # --- reads -----------------------------------------------------------------------------
     def slot_heads(self, slot_ids: Sequence[str]) -> dict[str, SlotHead]:
         """The stored slots among `slot_ids`, with their journal tails."""
-        rows = self._read_keys("Slot", slot_ids, _SLOT_READ)
+        rows = self._keys.read("Slot", slot_ids, _SLOT_READ)
         return {
             sid: SlotHead(
                 {c: r[c] for c in ("id", "namespace", "subject_id", "predicate", "subject")},
-                int(r["pages"] or 0),
-                int(r["tail_n"] or 0),
-                r["tail"] or "[]",
+                handle=_Tail(int(r["pages"] or 0), int(r["tail_n"] or 0), r["tail"] or "[]"),
             )
             for sid, r in rows.items()
         }
@@ -156,25 +122,52 @@ class SlotStore(StoreBase):
     def histories(self, slot_ids: Sequence[str]) -> dict[str, History]:
         """(slot row, its log in recording order, every version) of each stored slot: the
         journal's pages and tail folded back (`graph/_journal.py`)."""
+        out = {}
+        for sid, (row, events) in self._journals(slot_ids).items():
+            log, versions = fold(events, slot=row)
+            out[sid] = (row, log, versions)
+        return out
+
+    def versions_at(
+        self, slot_id: str, *, valid_at: datetime | None, known_at: datetime
+    ) -> list[Row]:
+        """The slot's versions believed at `known_at` and covering `valid_at` (None: any),
+        quarantined ones included: a point query as of any moment."""
+        found = self._journals([slot_id]).get(slot_id)
+        if found is None:
+            return []
+        row, events = found
+        return versions_at(events, slot=row, valid_at=to_us(valid_at), known_at=epoch_us(known_at))
+
+    def _journals(self, slot_ids: Sequence[str]) -> dict[str, tuple[Row, list[Event]]]:
+        """Each stored slot's row and journal events, pages (cached: a page is written once)
+        then tail."""
         heads = self.slot_heads(slot_ids)
-        pages = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(h.pages)]
-        found = self._read_keys("SlotPage", pages, ("events",))
+        if self.db.rollbacks != self._pages_at:  # a page written then rolled back: forget
+            self._pages.clear()
+            self._pages_at = self.db.rollbacks
+        want = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(_tail(h).pages)]
+        todo = [p for p in want if p not in self._pages]
+        if todo:
+            if len(self._pages) + len(todo) > PAGES_KEPT:
+                self._pages.clear()
+            for pid, page in self._keys.read("SlotPage", todo, ("events",)).items():
+                self._pages[pid] = page["events"]
         out = {}
         for sid, h in heads.items():
             events: list[Event] = []
-            for n in range(h.pages):
-                page = found.get(f"{sid}{SEP}#{n}")
-                if page is None:
+            for n in range(_tail(h).pages):
+                text = self._pages.get(f"{sid}{SEP}#{n}")
+                if text is None:
                     raise StoreError(f"internal: a journal page of {sid!r} is missing")
-                events += unpack_events(page["events"])
-            events += unpack_events(h.tail)
-            log, versions = fold(events, slot=h.row)
-            out[sid] = (h.row, log, versions)
+                events += unpack_events(text)
+            events += unpack_events(_tail(h).tail)
+            out[sid] = (h.row, events)
         return out
 
     def line_windows(self, asks: Mapping[str, LineAsk]) -> dict[str, LineWindow]:
         """Per line id: its slot and the reach a write needs (None: the whole line)."""
-        rows = self._read_keys("Line", list(asks), _LINE_READ)
+        rows = self._keys.read("Line", list(asks), _LINE_READ)
         layouts: dict[str, Layout] = {}
         spans: dict[str, tuple[int, int]] = {}
         want: list[str] = []
@@ -183,7 +176,7 @@ class SlotStore(StoreBase):
             if not layout.inline:
                 i, j = spans[lid] = layout.span(asks[lid].reach)
                 want += [page_id(lid, n) for n in layout.numbers[i : j + 1]]
-        pages = self._read_keys("LinePage", want, ("entries",))
+        pages = self._keys.read("LinePage", want, ("entries",))
         out: dict[str, LineWindow] = {}
         for lid, ask in asks.items():
             row, reach = rows.get(lid), ask.reach
@@ -228,10 +221,7 @@ class SlotStore(StoreBase):
                 row["changed_at"],
                 False,
                 reach is None,
-                layout,
-                span,
-                loaded,
-                (i, j),
+                _Paged(layout, span, loaded, (i, j)),
             )
         return out
 
@@ -240,8 +230,31 @@ class SlotStore(StoreBase):
         return rows[0]["a"] if rows else None
 
     def assertions_by_id(self, ids: Sequence[str]) -> dict[str, Row]:
-        found = self._seek("Assertion", list(ids), _ASSERTION_READ)
+        found = self._keys.seek("Assertion", list(ids), _ASSERTION_READ)
         return {i: {"id": i, **r} for i, r in found.items()}
+
+    def quarantined_claims(self, namespace: str) -> list[Row]:
+        """Quarantined assertions still standing (not retracted): consolidation's input."""
+        return [
+            r["a"]
+            for r in self.db.query(
+                "MATCH (a:Assertion) WHERE a.namespace = $ns AND a.quarantined"
+                " AND a.retracted_at IS NULL AND a.op = $op RETURN a",
+                ns=namespace,
+                op="assert",
+            )
+        ]
+
+    def assertions_citing(self, namespace: str, episode_id: str) -> list[Row]:
+        return [
+            r["a"]
+            for r in self.db.query(
+                "MATCH (a:Assertion) WHERE a.namespace = $ns AND list_contains(a.evidence, $ep)"
+                " RETURN a",
+                ns=namespace,
+                ep=episode_id,
+            )
+        ]
 
     def slots_of_predicate(self, namespace: str, predicate: str) -> list[str]:
         rows = self.db.query(
@@ -304,8 +317,7 @@ class SlotStore(StoreBase):
             if [r["n"] for r in rows] != [1]:
                 raise StoreError("internal: a write to a slot found a row missing")
             return
-        if w.entities:
-            self.create_entities(w.entities)  # type: ignore[attr-defined]
+        self._names.create_entities(w.entities)
         self.create_assertions(w.assertions)
         self.delete_versions([v["id"] for v in w.vanish])
         self.expire_versions([v["id"] for v in w.expire], w.at)
@@ -358,7 +370,7 @@ class SlotStore(StoreBase):
             )
 
     def expire_versions(self, version_ids: Sequence[str], at: datetime) -> None:
-        if self._seek_pays(len(version_ids)):
+        if self._keys.seek_pays(len(version_ids)):
             # every id exists (this write read it): MATCH, one seek each, SET them all
             for chunk in seek_chunks(version_ids):
                 self._chained("Fact", chunk, "SET {x}.expired_at = $at", at=at)
@@ -394,12 +406,14 @@ class SlotStore(StoreBase):
         """`write_histories` with the events made already (the upgrade packs them itself)."""
         if replace:
             heads = self.slot_heads([row["id"] for row, _ in journals])
-            pages = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(h.pages)]
+            pages = [f"{s}{SEP}#{n}" for s, h in heads.items() for n in range(_tail(h).pages)]
+            for p in pages:  # the same ids are written again below
+                self._pages.pop(p, None)
             self._delete_nodes("SlotPage", pages)
             self._delete_nodes("Slot", list(heads))
         nodes: list[Node] = []
         for row, events in journals:
-            head = SlotHead(slot_columns(row), new=True)
+            head = _Tail()
             for k in range(0, max(0, len(events) - PAGE_EVENTS), PAGE_EVENTS):
                 page = {
                     "id": f"{row['id']}{SEP}#{head.pages}",
@@ -412,7 +426,12 @@ class SlotStore(StoreBase):
             nodes.append(
                 Node(
                     "Slot",
-                    {**head.row, "pages": head.pages, "tail_n": head.tail_n, "tail": head.tail},
+                    {
+                        **slot_columns(row),
+                        "pages": head.pages,
+                        "tail_n": head.tail_n,
+                        "tail": head.tail,
+                    },
                 )
             )
         self._put_nodes(nodes)
@@ -452,12 +471,17 @@ class SlotStore(StoreBase):
             raise ValueError(table)
         if not ids:
             return
-        if self._seek_pays_in(table, len(ids)):
+        if self._keys.seek_pays_in(table, len(ids)):
             for chunk in seek_chunks(ids):
                 self._chained(table, chunk, "DELETE {x}")
             return
         for part in chunks(list(ids), SCAN_BATCH):
             self.db.query(f"UNWIND $ids AS i MATCH (x:{table} {{id: i}}) DELETE x", ids=list(part))
+
+
+def _tail(h: SlotHead) -> _Tail:
+    """The journal tail a head carries (a new slot's: empty)."""
+    return h.handle if isinstance(h.handle, _Tail) else _Tail()
 
 
 def slot_columns(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -503,11 +527,12 @@ def _events_by_slot(w: FactWrite) -> dict[str, list[Event]]:
 
 def _journal_nodes(h: SlotHead, events: Sequence[Event]) -> list[Node]:
     """The Slot row with the events appended to its tail (and a page, if the tail was full)."""
-    row = {**h.row, "pages": h.pages, "tail_n": h.tail_n, "tail": h.tail}
+    t = _tail(h)
+    row = {**h.row, "pages": t.pages, "tail_n": t.tail_n, "tail": t.tail}
     out: list[Node] = []
-    if h.tail_n and h.tail_n + len(events) > PAGE_EVENTS:
-        out.append(Node("SlotPage", {"id": f"{h.row['id']}{SEP}#{h.pages}", "events": h.tail}))
-        row.update(pages=h.pages + 1, tail_n=0, tail="[]")
+    if t.tail_n and t.tail_n + len(events) > PAGE_EVENTS:
+        out.append(Node("SlotPage", {"id": f"{h.row['id']}{SEP}#{t.pages}", "events": t.tail}))
+        row.update(pages=t.pages + 1, tail_n=0, tail="[]")
     row["tail"] = append_text(row["tail"], events)
     row["tail_n"] += len(events)
     out.append(Node("Slot", row, replace=not h.new))
@@ -521,16 +546,16 @@ def _line_nodes(edit: LineEdit, at: datetime) -> tuple[list[Node], list[str]]:
     else in pages numbered after every page it had. A window of a paged line rewrites
     the pages its window was read from."""
     win = edit.window
-    layout = win.layout
+    at_ = win.handle if isinstance(win.handle, _Paged) else _Paged()
+    layout = at_.layout
     every = [] if layout.inline else [page_id(win.line_id, n) for n in layout.numbers]
+    i, j = at_.cut
     if win.whole or layout.inline:
-        i, j = win.cut
-        run = list(edit.run) if win.whole else [*win.loaded[:i], *edit.run, *win.loaded[j:]]
+        run = list(edit.run) if win.whole else [*at_.loaded[:i], *edit.run, *at_.loaded[j:]]
         base, (a, b), old = Layout(next_number=layout.next_number), (0, -1), every
     else:
-        i, j = win.cut
-        run = [*win.loaded[:i], *edit.run, *win.loaded[j:]]
-        (a, b), base = win.span, layout
+        run = [*at_.loaded[:i], *edit.run, *at_.loaded[j:]]
+        (a, b), base = at_.span, layout
         old = [page_id(win.line_id, n) for n in layout.numbers[a : b + 1]]
     row = {
         "id": win.line_id,

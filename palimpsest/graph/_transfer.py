@@ -1,6 +1,6 @@
 """Raw reads and writes of a whole namespace, for export and lossless restore.
 
-    >>> ts = TransferStore(store)
+    >>> ts = store.transfer
     >>> rows = ts.assertions("default")        # the log, in recording order
 
 Reads return every stored column, so an export loses nothing; writes put rows
@@ -21,8 +21,9 @@ import pyarrow as pa
 from ._bulk import copy_nodes
 from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS, SLOT_COLUMNS
 from ._cypher import returns
-from ._db import Row, _from_db, _to_db, check_params
-from ._store import Store
+from ._db import Database, Row, _from_db, _to_db, check_params
+from ._store_names import NameStore
+from ._store_reads import FactStore
 
 # Consolidation's own records (migration 3 on), recall's episode uses (4 on) and the
 # predicate-definition history (5 on): exported row by row with the column types the
@@ -75,15 +76,16 @@ def _aux_label(kind: str) -> str:
 
 
 class TransferStore:
-    """Whole-namespace reads and raw restores over one `Store`."""
+    """Whole-namespace reads and raw restores (a slice of the `Store`)."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.db = store.db
+    def __init__(self, db: Database, names: NameStore, facts: FactStore) -> None:
+        self.db = db
+        self._names = names
+        self._facts = facts
 
     # --- reads ------------------------------------------------------------------------------
     def predicates(self, namespace: str) -> list[Row]:
-        rows = self.store.predicates(namespace)
+        rows = self._names.predicates(namespace)
         return sorted(rows, key=lambda r: r["name"])
 
     def entities(self, namespace: str) -> list[Row]:
@@ -195,7 +197,7 @@ class TransferStore:
 
     def occupied(self, namespace: str) -> dict[str, int]:
         """How many rows of each kind the namespace holds (slots and keys included)."""
-        out = self.store.counts(namespace)
+        out = self._facts.counts(namespace)
         out["Slot"] = int(
             self.db.query(
                 "MATCH (s:Slot) WHERE s.namespace = $ns RETURN count(*) AS c", ns=namespace
@@ -284,8 +286,8 @@ class GraphPages:
     """The believed graph as of K, a page at a time: the page is chosen and cut in Kùzu,
     so Python only ever holds what is shown."""
 
-    def __init__(self, store: Store, namespace: str, at: datetime, own: Sequence[str]) -> None:
-        self.db = store.db
+    def __init__(self, db: Database, namespace: str, at: datetime, own: Sequence[str]) -> None:
+        self.db = db
         self.base: dict[str, Any] = {"ns": namespace, "k": at}
         self.own_predicates = list(own)
 

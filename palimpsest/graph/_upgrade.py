@@ -20,12 +20,14 @@ from typing import Any
 
 import orjson
 
+from ..storage.rows import FactWrite, LineEdit, LineStart, LineWindow, line_of
 from ..temporal import LogEntry, timelines
+from ._cypher import Keys
 from ._db import Database
 from ._journal import Event
-from ._lines import LineStart
 from ._slots import LOG_FIELDS, VERSION_FIELDS, unpack_values
-from ._store_slots import FactWrite, LineEdit, LineWindow, SlotStore, line_of
+from ._store_names import NameStore
+from ._store_slots import SlotStore
 
 _BATCH = 5_000  # slots converted per write of journals and lines
 
@@ -42,7 +44,8 @@ def journal_from_packed(db: Database, defaults: Mapping[str, str]) -> None:
         " subject_id, s.predicate AS predicate, s.subject AS subject, s.log AS log,"
         " s.versions AS versions"
     )
-    store = SlotStore(db)
+    keys = Keys(db)
+    store = SlotStore(db, keys, NameStore(db, keys))
     for batch in table.to_batches(_BATCH):
         journals: list[tuple[dict[str, Any], list[Event]]] = []
         edits: list[LineEdit] = []

@@ -25,9 +25,9 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import StoreError
+from ..storage.rows import EMB_DIM  # the EpisodeEmb column type: another width needs a new table
 from ._db import Database
 
-EMB_DIM = 384  # the EpisodeEmb column type; another width needs a new table
 META_VECTOR_GEN = "recall.vector_gen"  # the live HNSW generation, "" when none
 META_VECTOR_LAST = "recall.vector_gen_last"  # the highest generation ever made
 _VEC_COLUMNS = ("emb", "ctx")
@@ -38,10 +38,11 @@ _STARVED = "Timeout waiting for active transactions"
 _BATCH = 1000
 
 
-class VectorGenerations:
-    """The HNSW half of `RecallStore` (which it is mixed into)."""
+class VectorStore:
+    """HNSW generation tables of episode vectors (a slice of the `Store`)."""
 
-    db: Database
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     # --- HNSW generations -------------------------------------------------------------------
     def vector_generation(self) -> int | None:

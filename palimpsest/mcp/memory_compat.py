@@ -34,7 +34,7 @@ it is created, untyped (entityType ""), and `create_relations` reports it. Reads
 are as of now; `read_graph` and `search_nodes` return the whole graph (every
 match) up to `MAX_ENTITIES` entities, `MAX_RELATIONS` relations and
 `MAX_OBSERVATIONS` observations an entity, and page beyond that, counting what
-they leave out; the store picks and cuts the page (`graph._transfer.GraphPages`).
+they leave out; the store picks and cuts the page (`Store.pages`).
 Differences a switcher may notice (listed with reasons in the README and in
 `tests/mcp_session.py`): names, types and observations match case-insensitively
 (the engine's entity keys fold case and spaces); an observation is one line of at

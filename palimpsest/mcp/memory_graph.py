@@ -20,9 +20,9 @@ from .. import _names as names
 from ..errors import NotFound, UnknownPredicate, ValidationError
 
 if TYPE_CHECKING:
-    from ..graph._transfer import GraphPages
     from ..memory import Memory
     from ..models import Fact
+    from ..storage import Pages
 
 OBSERVATION = "observation"
 ENTITY_TYPE = "entity_type"
@@ -225,14 +225,13 @@ def _profile_facts(mem: Memory, name: str, namespace: str | None) -> list[Fact] 
     return list(profile.outgoing) + incoming
 
 
-def pages(mem: Memory, namespace: str | None) -> GraphPages:
+def pages(mem: Memory, namespace: str | None) -> Pages:
     """The store's batch reads of the believed graph as of now (one query a batch)."""
-    from ..graph._transfer import GraphPages
 
-    return GraphPages(mem._store, mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
+    return mem._store.pages(mem._ns(namespace), mem.now(), sorted(COMPAT_PREDICATES))
 
 
-def present_entities(pg: GraphPages, ids: Iterable[str], known: set[str]) -> set[str]:
+def present_entities(pg: Pages, ids: Iterable[str], known: set[str]) -> set[str]:
     """The entities (by id) in the graph: `known` ones (a fact about them was just read),
     and those some believed fact mentions (asked only for the rest)."""
     rest = [i for i in dict.fromkeys(ids) if i not in known]
@@ -266,7 +265,7 @@ def own_facts(
     ns, now = mem._ns(namespace), mem.now()
     slots = [slot_id(ns, i, p) for i in dict.fromkeys(ids) for p in predicates]
     out: list[dict[str, Any]] = []
-    for row, _, versions in mem._store.histories(slots).values() if slots else ():
+    for row, _, versions in mem._store.slots.histories(slots).values() if slots else ():
         for v in versions:
             if visible(v, known_at=now, valid_at=now) and not v["quarantined"]:
                 out.append(

@@ -6,7 +6,7 @@
 
 Bounded (entities, relations, observations per entity), counting what they leave
 out, and reading only their page: the store picks and cuts it
-(`graph._transfer.GraphPages`), never a whole snapshot. The mapping is
+(`Store.pages`), never a whole snapshot. The mapping is
 `memory_graph`'s.
 """
 

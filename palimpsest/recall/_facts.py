@@ -24,8 +24,8 @@ import numpy.typing as npt
 from .. import _names as names
 from ..engine.rows import fact_model
 from ..errors import ValidationError
-from ..graph import VersionDelta, fact_order
 from ..models import Fact, Hit
+from ..storage import VersionDelta, fact_order
 from ..temporal import version_status
 from . import _expand as xp
 from . import ranking as rk
@@ -35,8 +35,7 @@ from ._text import STOPWORDS, query_words
 if TYPE_CHECKING:
     from ..engine.asof import AsOf
     from ..engine.entities import EntityIndex
-    from ..graph import Store
-    from ..graph._recall import RecallStore
+    from ..storage import Store
     from .embedder import Embedder
 
 F32 = npt.NDArray[np.float32]
@@ -56,13 +55,11 @@ class FactRecall:
     def __init__(
         self,
         store: Store,
-        rs: RecallStore,
         entities: EntityIndex,
         asof: AsOf,
         embedder: Embedder | None,
     ) -> None:
         self._store = store
-        self._rs = rs
         self._entities = entities
         self._asof = asof
         self._embedder = embedder
@@ -134,10 +131,10 @@ class FactRecall:
         episodes each cost 50-150 ms, "user" 2-3 s); left to recall above the cache's
         size."""
         self._catch_up()
-        if 2 * self._store.version_count(ns) + self._versions_held > _VERSION_CACHE:
+        if 2 * self._store.facts.version_count(ns) + self._versions_held > _VERSION_CACHE:
             return
         generation = self._versions_at
-        rows = self._store.facts_asof(
+        rows = self._store.facts.facts_asof(
             namespace=ns, valid_at=None, known_at=None, include_quarantined=True
         )
         if self._store.fact_generation != generation:
@@ -164,7 +161,7 @@ class FactRecall:
         if cached is not None:
             return cached
         rows: list[Mapping[str, Any]] = list(
-            self._store.facts_asof(
+            self._store.facts.facts_asof(
                 namespace=ns,
                 valid_at=None,
                 known_at=None,
@@ -183,7 +180,7 @@ class FactRecall:
         """The stems of each version's statement (kept with the versions they belong to)."""
         words = [query_words(_row_statement(r)) for r in rows]
         flat = sorted({w for ws in words for w in ws})
-        stem_of = dict(zip(flat, self._rs.stems(flat), strict=True))
+        stem_of = dict(zip(flat, self._store.recall.stems(flat), strict=True))
         return [frozenset(stem_of[w] for w in ws) for ws in words]
 
     def _stored_statements(self, ns: str, facts: Sequence[Fact], spoken: Sequence[str]) -> F32:
@@ -209,7 +206,7 @@ class FactRecall:
             else:
                 want.append((plain, plain))
         if lookup:
-            for key, vecs in self._rs.statement_vectors(sorted(lookup)).items():
+            for key, vecs in self._store.embeddings.statement_vectors(sorted(lookup)).items():
                 for n, vec in enumerate(vecs):
                     cache[f"\x1f{key}\x1f{n}"] = vec
         todo = sorted({(c, t) for c, t in want if c not in cache})
@@ -276,7 +273,7 @@ class FactRecall:
         # someone says whose facts to look at, not which of them answer it. Only the
         # question's other words count, unless it has none ("tell me about Mira").
         name_words = [w for n in named.values() for w in query_words(n)]
-        content = qterms - set(self._rs.stems(name_words))
+        content = qterms - set(self._store.recall.stems(name_words))
         qterms = content or qterms
         spoken = [n for n in named.values() if n]
         dense_query = (rk.strip_names(query, spoken) or query) if content else query

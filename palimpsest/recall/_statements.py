@@ -13,25 +13,10 @@ without their object and 0.2% some other way; those last are embedded at query t
 
 from __future__ import annotations
 
-import hashlib
-
+from ..engine.rows import statement_key, statement_text
 from .ranking import strip_names
 
-
-def statement_key(namespace: str, subject: str, predicate: str, obj: str | None) -> str:
-    """The id of a statement's stored vectors: every version of one claim shows the
-    same statement, so it is embedded once however many versions carry it.
-
-    >>> statement_key("default", "Mira", "lives_in", "Sydney")[:3]
-    'st_'
-    """
-    raw = "\x1f".join((namespace, subject, predicate, str(obj)))
-    return "st_" + hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-
-def statement_text(subject: str, predicate: str, obj: str | None) -> str:
-    """ "Mira lives in Sydney": what a fact hit shows and what is embedded."""
-    return f"{subject} {predicate.replace('_', ' ')} {obj}"
+__all__ = ["statement_key", "statement_text", "variants"]
 
 
 def variants(subject: str, predicate: str, obj: str | None) -> tuple[str, str]:

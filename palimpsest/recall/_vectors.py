@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from ..graph import RecallStore
+    from ..storage import Store
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -177,7 +177,7 @@ class ExactVectors:
 class HnswVectors:
     """Kùzu's HNSW index over a generation table, plus exact search over the delta.
 
-    >>> vx = load(rs, "default", ids, pos, dim=384, threshold=1000)   # n > 1000
+    >>> vx = load(store, "default", ids, pos, dim=384, threshold=1000)   # n > 1000
     >>> vx.kind, vx.delta_size
     ('hnsw', 0)
     >>> turn, context = vx.cosines(q)            # HNSW_K per kind and the delta; the rest 0
@@ -187,7 +187,7 @@ class HnswVectors:
 
     def __init__(
         self,
-        rs: RecallStore,
+        store: Store,
         *,
         generation: int,
         namespace: str,
@@ -200,7 +200,7 @@ class HnswVectors:
         efs: int = HNSW_EFS,
     ) -> None:
         self.generation = generation
-        self._rs = rs
+        self._store = store
         self._ns = namespace
         self._ids = ids  # the cache's rows and id -> row map (shared, grow with appends)
         self._pos = pos
@@ -219,7 +219,9 @@ class HnswVectors:
         return len(self._delta)
 
     def _search(self, column: str, q: F32, k: int) -> tuple[I64, F32]:
-        hits = self._rs.nearest(self.generation, column, q, k, self._ns, max(self.efs, k))
+        hits = self._store.vectors.nearest(
+            self.generation, column, q, k, self._ns, max(self.efs, k)
+        )
         rows = [(self._pos.get(i, -1), c) for i, c in hits]
         rows = [(r, c) for r, c in rows if r >= 0]
         return (
@@ -254,7 +256,7 @@ class HnswVectors:
         stored = [int(r) for r in rows if int(r) not in at]
         by_id: dict[str, F32] = {}
         if stored:  # in the generation only: read by primary key
-            got, emb, _ = self._rs.embeddings_of([self._ids[r] for r in stored])
+            got, emb, _ = self._store.vectors.embeddings_of([self._ids[r] for r in stored])
             by_id = {i: emb[j] for j, i in enumerate(got)}
         for j, r in enumerate(int(x) for x in rows):
             if r in at:
@@ -272,7 +274,7 @@ class HnswVectors:
 
 
 def load(
-    rs: RecallStore,
+    store: Store,
     namespace: str,
     ids: Sequence[str],
     pos: Mapping[str, int],
@@ -292,16 +294,16 @@ def load(
     n = len(ids)
     if not with_vectors:
         return ExactVectors.of(np.zeros((n, dim), np.float32), np.zeros((n, dim), np.float32))
-    g = None if choose(n, threshold) == "exact" else rs.vector_generation()
+    g = None if choose(n, threshold) == "exact" else store.vectors.vector_generation()
     if g is None:
-        eids, e, c = rs.embeddings(namespace)
+        eids, e, c = store.recall.embeddings(namespace)
         return ExactVectors.of(*_place(pos, eids, e, c, n))
-    indexed = set(rs.generation_ids(g, namespace))
+    indexed = set(store.vectors.generation_ids(g, namespace))
     delta_ids = [i for i in ids if i not in indexed]
-    did, e, c = rs.embeddings_of(delta_ids)
+    did, e, c = store.vectors.embeddings_of(delta_ids)
     rows = [pos[i] for i in did]
     return HnswVectors(
-        rs,
+        store,
         generation=g,
         namespace=namespace,
         ids=ids,

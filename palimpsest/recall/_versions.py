@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._time import epoch_us
+from ..temporal import within
 
 Row = Mapping[str, Any]
 F32 = npt.NDArray[np.float32]
@@ -133,12 +134,12 @@ class Versions:
         at = epoch_us(known_at)
         if self._horizon is None or at >= self._horizon:
             return self.latest
-        return np.flatnonzero((self._recorded <= at) & (self._expired > at)).astype(np.intp)
+        return np.flatnonzero(within(self._recorded, self._expired, at)).astype(np.intp)
 
     def covers(self, valid_at: datetime) -> npt.NDArray[np.bool_]:
         """Per version: whether its validity window (half-open) holds `valid_at`."""
         at = epoch_us(valid_at)
-        return np.asarray((self._from <= at) & (at < self._to))
+        return np.asarray(within(self._from, self._to, at))
 
     def lexical(self, query_stems: AbstractSet[str]) -> F32:
         """Per version: the share of the query's stems its statement holds, 0..1."""

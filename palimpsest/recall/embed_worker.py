@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import StoreError
-from ..graph._embeddings import EmbeddingStore
+from ..storage import Embeddings
 from ._statements import statement_key, variants
 
 if TYPE_CHECKING:
@@ -101,7 +101,6 @@ class EmbedWorker:
         self._name_of = name_of
         self._todo: list[_Note] = []  # noted by writes not yet committed
         self.queue = _Queue()
-        self._embedding_store: EmbeddingStore | None = None
         self._recent: OrderedDict[str, F32] = OrderedDict()  # the worker's lately embedded
         self._recent_lock = threading.Lock()
         self._recent_epoch = 0
@@ -127,13 +126,9 @@ class EmbedWorker:
             todo.append(("statement", ns, subject, pred, self._name_of(a["object_id"])))
 
     @property
-    def es(self) -> EmbeddingStore:
+    def es(self) -> Embeddings:
         """The store's entity-name and statement vectors."""
-        es = self._embedding_store
-        db = self._ctx.store.db
-        if es is None or es.db is not db:
-            es = self._embedding_store = EmbeddingStore(db)
-        return es
+        return self._ctx.store.embeddings
 
     def flush(self) -> None:
         """Hand what the committed writes noted to the embedding worker; inside a
@@ -143,7 +138,7 @@ class EmbedWorker:
             return
         with self._ctx.lock:
             todo = self._todo
-            if not todo or self._ctx.store.db.in_transaction():
+            if not todo or self._ctx.store.in_transaction():
                 return
             self._todo = []
             queue = self.queue
@@ -354,7 +349,7 @@ class EmbedWorker:
             # written meanwhile (merge, reindex): not twice
             have_names = es.name_ids(need_names)
             have_stmts = es.statement_ids(need_stmts)
-            alive = {r["id"] for r in self._ctx.store.entities_by_ids(need_names)}
+            alive = {r["id"] for r in self._ctx.store.names.entities_by_ids(need_names)}
             keep = [i for i, e in enumerate(need_names) if e in alive and e not in have_names]
             fresh = [i for i, k in enumerate(need_stmts) if k not in have_stmts]
             try:
@@ -417,7 +412,7 @@ class EmbedWorker:
             time.sleep(QUIET_S / 2)
 
     def _closed_store(self) -> bool:
-        return self._ctx.closed or self._ctx.store.db.closed
+        return self._ctx.closed or self._ctx.store.closed
 
     def backfill(self, ns: str, *, batch_size: int = 256) -> tuple[int, int]:
         """Embed the namespace's names and statements that have no vector (a memory from

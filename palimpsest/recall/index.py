@@ -26,8 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import EmbedderMismatch, ValidationError
-from ..graph._expand import ExpandStore
-from ..graph._recall import EMB_DIM, RecallStore
+from ..storage import EMB_DIM
 from . import _bm25, _vectors
 from ._episode_rows import ctx_text, floats, posix, predecessors, search_text
 from ._shown import Shown
@@ -98,7 +97,7 @@ class RecallIndex:
     def __init__(self, ctx: Context, embedder: Embedder | None) -> None:
         self._ctx = ctx
         self.embedder = embedder  # None: recall by words only
-        self.rs = RecallStore(ctx.store.db)
+        self._store = ctx.store
         self.indexes: dict[str, NamespaceIndex] = {}
         # above this many episodes a namespace searches HNSW (Memory.open(vector_threshold=))
         self.vector_threshold = _vectors.DEFAULT_VECTOR_THRESHOLD
@@ -117,7 +116,7 @@ class RecallIndex:
         with self._ctx.lock:
             ix = self.indexes.get(ns)
             if ix is not None:
-                gone = ExpandStore(self._ctx.store.db).archived(ns)
+                gone = self._store.recall.archived(ns)
                 ix.archived = np.array([e in gone for e in ix.ids], dtype=np.bool_)
 
     def generation_published(self) -> None:
@@ -153,12 +152,11 @@ class RecallIndex:
         configured one, unless `reembed`: then every vector is dropped and rebuilt
         (lazily, per namespace, on the next recall).
         """
-        rs = self.rs
         # Kùzu's full-text index, which the first recall of older versions created:
         # nothing reads it (BM25 is in process), every write paid for it, and creating
         # it on a read was DDL that timed out under concurrent writers. Dropped here, at
         # open, before any reader or writer of this process can be active.
-        rs.drop_fts_index()
+        self._store.recall.drop_fts_index()
         emb = self.embedder
         if emb is None:
             return  # words only; vectors written by other runs are left as they are
@@ -168,7 +166,7 @@ class RecallIndex:
                 field="embedder",
             )
         mine = emb.identity()
-        recorded = rs.embedder_identity()
+        recorded = self._store.recall.embedder_identity()
         if recorded == mine:
             return
         if recorded is not None and not reembed:
@@ -180,8 +178,8 @@ class RecallIndex:
             )
         with self._ctx.lock, self._ctx.store.write():
             if recorded is not None:
-                rs.delete_all_embeddings()
-            rs.set_embedder_identity(mine)
+                self._store.recall.delete_all_embeddings()
+            self._store.recall.set_embedder_identity(mine)
         self.indexes.clear()
 
     # --- writes (called by remember_many) ------------------------------------------------
@@ -215,7 +213,7 @@ class RecallIndex:
         far = datetime.max.replace(tzinfo=UTC)
         for s, group in by_session.items():
             group.sort(key=lambda it: it["p"]["occurred_at"] or far)
-            before: Mapping[str, Any] | None = self.rs.predecessor(
+            before: Mapping[str, Any] | None = self._store.recall.predecessor(
                 ns, s, group[0]["p"]["occurred_at"]
             )
             for it in group:
@@ -246,13 +244,12 @@ class RecallIndex:
             return
         created = {r["id"]: r for r in rows}
         keep = [i for i, t in enumerate(pending.texts) if t["id"] in created]
-        rs = self.rs
-        rs.create_texts([pending.texts[i] for i in keep])
+        self._store.recall.create_texts([pending.texts[i] for i in keep])
         ids = [pending.texts[i]["id"] for i in keep]
         emb = ctx = None
         if pending.emb is not None and pending.ctx is not None:
             emb, ctx = pending.emb[keep], pending.ctx[keep]
-            rs.create_embeddings(ids, [ns] * len(ids), emb, ctx)
+            self._store.recall.create_embeddings(ids, [ns] * len(ids), emb, ctx)
         ix = self.indexes.get(ns)
         if ix is not None:
             for j, eid in enumerate(ids):
@@ -270,11 +267,12 @@ class RecallIndex:
         transaction; the namespace's index reloads at its next recall."""
         if not episode_ids:
             return  # a fact's erasure: no search row holds it
-        rs = self.rs
         with self._ctx.lock:
-            quoting = {q for e in episode_ids for q in rs.texts_citing(e)} - set(episode_ids)
+            quoting = {q for e in episode_ids for q in self._store.recall.texts_citing(e)} - set(
+                episode_ids
+            )
             with self._ctx.store.write():
-                rs.delete_for([*episode_ids, *sorted(quoting)])
+                self._store.recall.delete_for([*episode_ids, *sorted(quoting)])
             self.indexes.pop(ns, None)
         # the quoting turns get new search rows at the next load (backfill)
 
@@ -291,8 +289,7 @@ class RecallIndex:
         return ix
 
     def _load(self, ns: str) -> NamespaceIndex:
-        rs = self.rs
-        t = rs.episodes(ns)
+        t = self._store.recall.episodes(ns)
         ids = [str(x) for x in t.column("id").to_pylist()]
         n = len(ids)
         codes: dict[str, int] = {}
@@ -301,7 +298,7 @@ class RecallIndex:
             session[i] = codes.setdefault(s if s is not None else "\x00" + ids[i], len(codes))
         pos = {e: i for i, e in enumerate(ids)}
         vectors = _vectors.load(
-            rs,
+            self._store,
             ns,
             ids,
             pos,
@@ -321,9 +318,9 @@ class RecallIndex:
             session_codes=codes,
         )
         ix.renumber()
-        texts = rs.texts(ns)
-        ix.words = _bm25.Bm25.build([texts.get(e) for e in ids], rs.stems)
-        gone = ExpandStore(self._ctx.store.db).archived(ns)
+        texts = self._store.recall.texts(ns)
+        ix.words = _bm25.Bm25.build([texts.get(e) for e in ids], self._store.recall.stems)
+        gone = self._store.recall.archived(ns)
         ix.archived = np.array([e in gone for e in ids], dtype=np.bool_)
         ix.importance = floats(t.column("importance").to_pylist())
         ix.shown = Shown.of(t)
@@ -332,7 +329,7 @@ class RecallIndex:
     def _apply(self, ix: NamespaceIndex) -> None:
         """Append staged rows whose transaction committed; drop the rest."""
         staged, ix.staged = ix.staged, []
-        committed = self.rs.texts_of([r["id"] for r, _, _ in staged])
+        committed = self._store.recall.texts_of([r["id"] for r, _, _ in staged])
         add = [(r, e, c) for r, e, c in staged if r["id"] in committed and r["id"] not in ix.pos]
         if not add:
             return
@@ -371,19 +368,20 @@ class RecallIndex:
         """Write search rows the namespace lacks: episodes stored before migration 2 or
         without an embedder, vectors dropped by `reembed`, neighbours of an erased turn;
         and drop rows whose episode is gone (an erase interrupted before its cleanup)."""
-        rs = self.rs
-        orphans = rs.orphans(ns)
-        t = rs.episodes(ns)
+        orphans = self._store.recall.orphans(ns)
+        t = self._store.recall.episodes(ns)
         ids = [str(x) for x in t.column("id").to_pylist()]
-        missing_text = set(ids) - rs.text_ids(ns)
+        missing_text = set(ids) - self._store.recall.text_ids(ns)
         missing_emb: set[str] = set()
         if self.embedder is not None:
-            missing_emb = set(ids) - rs.stored_embeddings(ids)
+            missing_emb = set(ids) - self._store.recall.stored_embeddings(ids)
         if not (orphans or missing_text or missing_emb):
             return
         todo = missing_text | missing_emb
         prev_of = predecessors(t, ids) if todo else {}
-        rows = rs.episode_rows(todo | {p for e in todo if (p := prev_of.get(e)) is not None})
+        rows = self._store.recall.episode_rows(
+            todo | {p for e in todo if (p := prev_of.get(e)) is not None}
+        )
         order = sorted(todo)
         texts = [
             {
@@ -403,7 +401,7 @@ class RecallIndex:
                 [ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in emb_ids]
             )
         with self._ctx.lock, self._ctx.store.write():
-            rs.delete_for(orphans)
-            rs.create_texts(texts)
+            self._store.recall.delete_for(orphans)
+            self._store.recall.create_texts(texts)
             if emb is not None and ctx is not None:
-                rs.create_embeddings(emb_ids, [ns] * len(emb_ids), emb, ctx)
+                self._store.recall.create_embeddings(emb_ids, [ns] * len(emb_ids), emb, ctx)

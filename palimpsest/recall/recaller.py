@@ -171,7 +171,7 @@ class Recaller:
             ix = self._index.index(ns)
             window = rk.query_time(text, v)  # the day, month or year the question names
             words = _search_words(text, window)
-            stems = self._index.rs.stems(words)
+            stems = self._ctx.store.recall.stems(words)
             scored = self._score_episodes(ix, text, words, stems, window, v, kt, params)
             facts, ended = self._facts.hits(ns, text, stems, scored.novelty, v, kt, params)
             facts = _outside_window(facts, window, params)

@@ -70,11 +70,11 @@ class Reindexer:
                 "re_embed: needs an embedder (this memory was opened with embedder=None)",
                 field="re_embed",
             )
-        rs, index = self._index.rs, self._index
+        index = self._index
         self._embed.drain()  # what the worker still holds is stored, not backfilled twice
         with ctx.lock:
-            spaces = rs.namespaces_with_episodes()
-            tables = {ns: rs.episodes(ns) for ns in spaces}
+            spaces = self._ctx.store.recall.namespaces_with_episodes()
+            tables = {ns: self._ctx.store.recall.episodes(ns) for ns in spaces}
             total = sum(t.num_rows for t in tables.values())
             done = 0
             if re_embed and emb is not None:
@@ -84,21 +84,24 @@ class Reindexer:
                     for start in range(0, len(ids), batch_size):
                         chunk = ids[start : start + batch_size]
                         need = set(chunk) | {p for e in chunk if (p := prev_of.get(e))}
-                        rows = rs.episode_rows(need)
+                        rows = self._ctx.store.recall.episode_rows(need)
                         chunk = [e for e in chunk if e in rows]  # erased meanwhile
                         e_vecs = emb.embed([rows[e]["text"] for e in chunk])
                         c_vecs = emb.embed(
                             [ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in chunk]
                         )
                         with ctx.store.write():
-                            rs.delete_embeddings(chunk)
-                            rs.create_embeddings(chunk, [ns] * len(chunk), e_vecs, c_vecs)
+                            self._ctx.store.recall.delete_embeddings(chunk)
+                            self._ctx.store.recall.create_embeddings(
+                                chunk, [ns] * len(chunk), e_vecs, c_vecs
+                            )
                         done += len(chunk)
                         if progress is not None:
                             progress(done, total)
                 with ctx.store.write():
-                    rs.retire_vector_generation()  # built from the old model's vectors
-                    rs.set_embedder_identity(emb.identity())
+                    # the HNSW generation was built from the old model's vectors
+                    self._ctx.store.vectors.retire_vector_generation()
+                    self._ctx.store.recall.set_embedder_identity(emb.identity())
             derived = self._reindex_derived(re_embed=re_embed, batch_size=batch_size)
             index.clear()
             kinds: dict[str, str] = {}
@@ -107,7 +110,7 @@ class Reindexer:
             threshold = index.vector_threshold
             generation = None
             if emb is not None and any(t.num_rows > threshold for t in tables.values()):
-                generation = rs.build_vector_generation()
+                generation = self._ctx.store.vectors.build_vector_generation()
             for ns in spaces:
                 kinds[ns] = index.index(ns).vectors.kind
         if progress is not None and not re_embed:
@@ -129,11 +132,10 @@ class Reindexer:
         counts = {"names_embedded": 0, "statements_embedded": 0}
         if emb is None:
             return counts
-        es = self._index.rs
         if re_embed:
             with self._ctx.store.write():
-                es.delete_all_derived()
-        for ns in es.namespaces_with_entities():
+                self._ctx.store.embeddings.delete_all_derived()
+        for ns in self._ctx.store.embeddings.namespaces_with_entities():
             names, statements = self._embed.backfill(ns, batch_size=batch_size)
             counts["names_embedded"] += names
             counts["statements_embedded"] += statements

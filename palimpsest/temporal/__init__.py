@@ -25,7 +25,7 @@ from ._replay import (
     timelines,
     value_at,
 )
-from ._status import Status, version_status, visible
+from ._status import Status, version_status, visible, within
 
 __all__ = [
     "Cardinality",
@@ -54,4 +54,5 @@ __all__ = [
     "version_status",
     "visible",
     "window_of",
+    "within",
 ]

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
 
 Status = Literal[
     "current", "ended", "superseded", "retracted", "erased", "quarantined", "contested"
@@ -44,6 +44,21 @@ def version_status(
     return "contested" if contested else "current"
 
 
+_MIN = datetime.min.replace(tzinfo=UTC)
+_MAX = datetime.max.replace(tzinfo=UTC)
+T = TypeVar("T")
+
+
+def within(start: T, end: T, at: T) -> Any:
+    """The one rule for a window: half-open, `start <= at < end`. The bounds are resolved
+    (no None): datetimes, or numpy arrays of them as integers, whose `&` is elementwise.
+
+    >>> within(t(2024), t(2025), t(2024))
+    True
+    """
+    return (start <= at) & (at < end)  # type: ignore[operator]
+
+
 def visible(
     version: Mapping[str, Any], *, known_at: datetime | None, valid_at: datetime | None
 ) -> bool:
@@ -55,12 +70,10 @@ def visible(
 
     Either time may be None to leave that axis unchecked. Windows are half-open.
     """
-    if known_at is not None and not (
-        version["recorded_at"] <= known_at
-        and (version["expired_at"] is None or version["expired_at"] > known_at)
+    if known_at is not None and not within(
+        version["recorded_at"], version["expired_at"] or _MAX, known_at
     ):
         return False
-    return valid_at is None or (
-        (version["valid_from"] is None or version["valid_from"] <= valid_at)
-        and (version["valid_to"] is None or valid_at < version["valid_to"])
+    return valid_at is None or bool(
+        within(version["valid_from"] or _MIN, version["valid_to"] or _MAX, valid_at)
     )

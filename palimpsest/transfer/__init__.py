@@ -12,7 +12,17 @@ Cypher is `graph/_transfer.py`.
 """
 
 from ._export import FIELDS, aux_record, header, record, trailer
-from ._format import AUX_TYPES, FORMAT, FORMATS, KINDS, VERSION, dumps, fmt_time, sniff
+from ._format import (
+    AUX_TYPES,
+    FORMAT,
+    FORMATS,
+    KINDS,
+    VERSION,
+    dumps,
+    fact_batches,
+    fmt_time,
+    sniff,
+)
 from ._graphml import write_graphml
 from ._import import ExportData, parse_export
 from ._locomo import parse_date, parse_locomo
@@ -28,6 +38,7 @@ __all__ = [
     "ExportData",
     "aux_record",
     "dumps",
+    "fact_batches",
     "fmt_time",
     "header",
     "parse_date",

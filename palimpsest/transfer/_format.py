@@ -95,3 +95,15 @@ def sniff(first: str) -> str:
     if "text" in obj:
         return "transcript"
     return "facts"
+
+
+def fact_batches(lines: Iterable[str], batch: int) -> Iterator[list[dict[str, Any]]]:
+    """`assert_many` items from JSON Lines, `batch` at a time (the last one shorter)."""
+    chunk: list[dict[str, Any]] = []
+    for _, item in json_lines(lines):
+        chunk.append(item)
+        if len(chunk) >= batch:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

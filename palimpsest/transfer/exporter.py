@@ -18,8 +18,6 @@ from typing import IO
 
 from ..engine.context import Context
 from ..engine.uses import UseLog
-from ..graph import SCHEMA_VERSION, RecallStore
-from ..graph._transfer import TransferStore
 from ._export import aux_record, header, record, trailer
 from ._format import KINDS, dumps
 
@@ -27,10 +25,9 @@ from ._format import KINDS, dumps
 class Exporter:
     """`export` and `export_lines`."""
 
-    def __init__(self, ctx: Context, *, uses: UseLog, rs: RecallStore) -> None:
+    def __init__(self, ctx: Context, *, uses: UseLog) -> None:
         self._ctx = ctx
         self._uses = uses
-        self._rs = rs
 
     def export_lines(self, ns: str) -> Iterator[str]:
         """The namespace as export records, one JSON document per line (no newlines).
@@ -49,7 +46,7 @@ class Exporter:
         The write lock is held throughout, so the lines are one consistent state.
         """
         ctx = self._ctx
-        ts = TransferStore(ctx.store)
+        ts = ctx.store.transfer
         with ctx.lock:
             self._uses.flush()  # recall's uses, batched in memory
             kinds = [k for k in KINDS if k != "aux"]
@@ -60,9 +57,9 @@ class Exporter:
             counts["aux"] = sum(ts.count(t, ns) for t in tables)
             head = header(
                 namespace=ns,
-                schema_version=SCHEMA_VERSION,
+                schema_version=ctx.store.schema_version,
                 exported_at=ctx.now(),
-                embedder=self._rs.embedder_identity(),
+                embedder=ctx.store.recall.embedder_identity(),
                 counts=counts,
                 tables=tables,
             )

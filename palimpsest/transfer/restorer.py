@@ -26,8 +26,7 @@ from ..engine.materialise import Materialiser, SlotState
 from ..engine.rows import slot_id, slot_row
 from ..engine.vocabulary import Vocabulary, default_predicates
 from ..errors import Conflict, ValidationError
-from ..graph import FactWrite
-from ..graph._transfer import TransferStore
+from ..storage import FactWrite
 from ._import import ExportData, parse_export
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ class Restorer:
         return counts
 
     def _check_empty(self, ns: str, data: ExportData) -> None:
-        ts = TransferStore(self._ctx.store)
+        ts = self._ctx.store.transfer
         held = {k: v for k, v in ts.occupied(ns).items() if v}
         if held:
             raise Conflict(
@@ -238,24 +237,24 @@ class Restorer:
 
     def _write_restore(self, ns: str, plan: Mapping[str, Any]) -> None:
         store = self._ctx.store
-        ts = TransferStore(store)
+        ts = store.transfer
         for p in plan["predicates"]:
-            store.upsert_predicate(ns, p)
+            store.names.upsert_predicate(ns, p)
         ts.restore_entities(plan["entities"], plan["keys"])
         ts.restore_episodes(plan["episodes"])
         slots: list[SlotState] = plan["slots"]
-        store.write_histories([(st.row, st.log, st.versions) for st in slots], replace=False)
-        store.create_assertions(plan["assertions"])
-        store.create_versions(plan["versions"])
+        store.slots.write_histories([(st.row, st.log, st.versions) for st in slots], replace=False)
+        store.slots.create_assertions(plan["assertions"])
+        store.slots.create_versions(plan["versions"])
         # each line as its starts stand at the latest moment the export knows
         times = [t for t in plan["times"] if t is not None]
         if slots and times:
             k = max(times)
             cards = {st.row["id"]: plan["cardinality"][st.row["predicate"]] for st in slots}
             states = {st.row["id"]: st for st in slots}
-            store.write_facts(FactWrite(at=k, lines=self._mat.line_edits(states, cards, k)))
+            store.slots.write_facts(FactWrite(at=k, lines=self._mat.line_edits(states, cards, k)))
         for t in plan["tombstones"]:
-            store.create_tombstone(t)
+            store.facts.create_tombstone(t)
         columns = ts.aux_columns()
         for table, aux_rows in plan["aux"].items():
             ts.restore_aux(table, columns[table], aux_rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ...engine.uses import UseLog
-from ...graph import ConsolidationStore, Store
+from ...storage import Consolidation, Store
 from .._decay import LOW_IMPORTANCE, MIN_AGE_DAYS, cold, idle_days
 from .._run import Run
 
@@ -19,7 +19,7 @@ _DAY = timedelta(days=1)
 
 
 class Decay:
-    def __init__(self, store: Store, cs: ConsolidationStore, uses: UseLog) -> None:
+    def __init__(self, store: Store, cs: Consolidation, uses: UseLog) -> None:
         self._store = store
         self._cs = cs
         self._uses = uses

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...graph import ConsolidationStore, Store
+from ...storage import Consolidation, Store
 from .._dedupe import duplicates
 from .._run import Run
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class Dedupe:
-    def __init__(self, store: Store, cs: ConsolidationStore, embedder: Embedder | None) -> None:
+    def __init__(self, store: Store, cs: Consolidation, embedder: Embedder | None) -> None:
         self._store = store
         self._cs = cs
         self._embedder = embedder
@@ -68,9 +68,8 @@ class Dedupe:
         return {i: emb[n] for n, i in enumerate(ids)} if ids else None
 
     def _embeddings(self, ns: str) -> tuple[list[str], Any, Any]:
-        from ...graph import RecallStore
 
         try:
-            return RecallStore(self._store.db).embeddings(ns)
+            return self._store.recall.embeddings(ns)
         except Exception:  # no vectors stored (recall never ran): fall back to text
             return [], np.zeros((0, 0), np.float32), None

@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
-from ...graph import ConsolidationStore
+from ...storage import Consolidation
 from .._run import LISTED, Run
 
 
 class Expire:
-    def __init__(self, cs: ConsolidationStore) -> None:
+    def __init__(self, cs: Consolidation) -> None:
         self._cs = cs
 
     def run(self, run: Run) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...engine.context import Context
-from ...graph import RecallStore
 from ...models import ConsolidationChange
 from ...recall._vectors import stale
 from ...recall.index import RecallIndex
@@ -39,7 +38,7 @@ class Index:
         if self._embedder is None:
             return None  # recall reads no vectors without an embedder
         threshold = self._index.vector_threshold
-        n, indexed = RecallStore(self._ctx.store.db).vector_counts(run.namespace)
+        n, indexed = self._ctx.store.vectors.vector_counts(run.namespace)
         why = stale(n, indexed, threshold)
         if why is None:
             return None
@@ -55,16 +54,19 @@ class Index:
     def build(self, run: Run, change: ConsolidationChange) -> None:
         """Build the generation while recall goes on (exact meanwhile), then publish it
         under the lock, unless the vectors changed model meanwhile (reindex)."""
-        rs = RecallStore(self._ctx.store.db)
-        before = (rs.vector_generation(), rs.embedder_identity())
-        g = rs.build_vector_generation(publish=False)
+        before = (
+            self._ctx.store.vectors.vector_generation(),
+            self._ctx.store.recall.embedder_identity(),
+        )
+        g = self._ctx.store.vectors.build_vector_generation(publish=False)
         with self._ctx.lock:
-            if (rs.vector_generation(), rs.embedder_identity()) != before or (
-                rs.last_vector_generation() != g
-            ):
-                rs.empty_generation(g)  # built from vectors replaced meanwhile
+            if (
+                self._ctx.store.vectors.vector_generation(),
+                self._ctx.store.recall.embedder_identity(),
+            ) != before or (self._ctx.store.vectors.last_vector_generation() != g):
+                self._ctx.store.vectors.empty_generation(g)  # built from vectors replaced meanwhile
                 run.redo(change, "abandoned", "the vectors were rebuilt while it was built")
                 return
-            rs.publish_vector_generation(g)
+            self._ctx.store.vectors.publish_vector_generation(g)
             self._index.generation_published()
         change.targets.append(f"generation {g}")

@@ -169,8 +169,8 @@ class Merge:
                         f"merged into {winner['name']} ({merge_id})",
                     )
                     keys = [k.split("\x1f", 1)[1] for k in self._cs.keys_of(loser_id)]
-                    store.add_entity_keys((ns, key, winner["id"]) for key in keys)
-                    row = store.entity(winner["id"]) or winner
+                    store.names.add_entity_keys((ns, key, winner["id"]) for key in keys)
+                    row = store.names.entity(winner["id"]) or winner
                     aliases = sorted(set(row["aliases"] or []) | set(keys))
                     self._cs.set_aliases(winner["id"], aliases)
                     self._cs.create_merge(
@@ -196,7 +196,7 @@ class Merge:
             run.slots |= self._cs_slots([new for _, new in moved])
 
     def _cs_slots(self, ids: list[str]) -> set[str]:
-        return {a["slot_id"] for a in (self._ctx.store.assertion(i) for i in ids) if a}
+        return {a["slot_id"] for a in (self._ctx.store.slots.assertion(i) for i in ids) if a}
 
     def _move(
         self,
@@ -215,7 +215,7 @@ class Merge:
         olds: dict[str, dict[str, Any]] = {}
         for src in mapping:
             for aid in touching.get(src, {}):
-                row = store.assertion(aid)
+                row = store.slots.assertion(aid)
                 if row is not None and row["retracted_at"] is None:
                     olds[aid] = row
         ordered = sorted(olds.values(), key=lambda a: (a["recorded_at"], a["seq"]))
@@ -229,7 +229,7 @@ class Merge:
         for f in written:
             for eid in (f.subject_id, f.object_id):
                 if eid is not None and eid in touching:
-                    row = store.assertion(f.id)
+                    row = store.slots.assertion(f.id)
                     if row is not None:
                         touching[eid][f.id] = row
         return [(a["id"], f.id) for a, f in zip(ordered, written, strict=True)]

@@ -70,7 +70,7 @@ class Promote:
         run.slots |= {self._store_slot(c) for d in decisions for c in d.claims}
 
     def _store_slot(self, assertion_id: str) -> str:
-        row = self._ctx.store.assertion(assertion_id)
+        row = self._ctx.store.slots.assertion(assertion_id)
         return "" if row is None else str(row["slot_id"])
 
     def decide(
@@ -87,7 +87,7 @@ class Promote:
                 if a["op"] == "assert" and a["quarantined"] and a["retracted_at"] is None
             ]
         else:
-            rows = self._ctx.store.quarantined_claims(ns)
+            rows = self._ctx.store.slots.quarantined_claims(ns)
             if slots is not None:
                 rows = [r for r in rows if r["slot_id"] in slots]
         if not rows:
@@ -130,7 +130,7 @@ class Promote:
         copies = self._cs.duplicates(ns)
         evidence = {}
         for eid in episodes:
-            ep = self._ctx.store.episode(copies.get(eid, eid))
+            ep = self._ctx.store.names.episode(copies.get(eid, eid))
             if ep is not None:
                 evidence[eid] = EvidenceInfo(ep["fingerprint"], ep["session"])
         decisions = judge(claims, evidence=evidence, trusted=trusted, believed=believed)
@@ -138,7 +138,7 @@ class Promote:
 
     def promotion(self, d: Any) -> dict[str, Any]:
         """The assertion a promotion writes: the claims' key, citing all their evidence."""
-        rows = [r for r in (self._ctx.store.assertion(c) for c in d.claims) if r is not None]
+        rows = [r for r in (self._ctx.store.slots.assertion(c) for c in d.claims) if r is not None]
         # the widest claim sets the window: "since always" and earliest starts first
         first = min(rows, key=lambda r: (r["valid_from"] is not None, r["valid_from"] or 0))
         st = self._mat.states({first["slot_id"]: {"id": first["slot_id"]}})[first["slot_id"]]

@@ -122,7 +122,7 @@ class Reconcile:
         out = {}
         for a in group:
             for e in a["evidence"] or []:
-                ep = self._ctx.store.episode(copies.get(e, e))
+                ep = self._ctx.store.names.episode(copies.get(e, e))
                 out[e] = ep["fingerprint"] if ep else e
         return out
 

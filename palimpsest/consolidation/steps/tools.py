@@ -14,13 +14,13 @@ from typing import Any
 from ...engine.context import Context
 from ...engine.entities import EntityIndex
 from ...engine.writer import Writer
-from ...graph import ConsolidationStore
+from ...storage import Consolidation
 
 
 class Decisions:
     """The reasons kept with what consolidation wrote."""
 
-    def __init__(self, ctx: Context, cs: ConsolidationStore) -> None:
+    def __init__(self, ctx: Context, cs: Consolidation) -> None:
         self._ctx = ctx
         self._cs = cs
 
@@ -44,7 +44,7 @@ class Tools:
     """What every step that writes assertions (merge, unmerge, reconcile, promote) uses."""
 
     ctx: Context
-    cs: ConsolidationStore
+    cs: Consolidation
     writer: Writer
     entities: EntityIndex
     decisions: Decisions

@@ -66,14 +66,14 @@ class Unmerge:
                 raise NotFound(f"no merge {merge_id[:80]!r}", id=merge_id[:80])
             if m["unmerged_at"] is not None:
                 raise Conflict(f"{merge_id} was already unmerged", id=merge_id)
-            loser = store.entity(m["loser"])
-            winner = store.entity(m["winner"])
+            loser = store.names.entity(m["loser"])
+            winner = store.names.entity(m["winner"])
             if loser is None or winner is None:
                 raise NotFound(f"an entity of {merge_id} was erased", id=merge_id)
             plan = self._unmerge_plan(ns, m)
             why = f"unmerged {merge_id}"
             with store.write():
-                store.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
+                store.names.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
                 keep = [a for a in winner["aliases"] or [] if a not in set(m["keys"])]
                 self._cs.set_aliases(winner["id"], keep)
                 self._events.names_changed()
@@ -82,7 +82,7 @@ class Unmerge:
                 for old, standing, restore in plan:
                     if standing is not None:
                         self._writer.retract(ns, standing, reason=why)
-                    orig = store.assertion(old) if restore else None
+                    orig = store.slots.assertion(old) if restore else None
                     if orig is not None:
                         copies.append(copy_of(orig, {}, origin="unmerge", name_of=name_of))
                         sources.append(old)
@@ -142,7 +142,7 @@ class Unmerge:
         visited: set[str] = set()
         while aid not in visited:
             visited.add(aid)
-            row = self._ctx.store.assertion(aid)
+            row = self._ctx.store.slots.assertion(aid)
             if row is None:
                 return None, False  # erased: its content must not come back
             seen.append(row)
@@ -180,7 +180,7 @@ class Unmerge:
         if not any(cited.values()):
             return
         for d in self._cs.decisions_since(ns, m["merged_at"], _BUILT_ON):
-            a = self._ctx.store.assertion(d["id"])
+            a = self._ctx.store.slots.assertion(d["id"])
             if (
                 a is not None
                 and a["retracted_at"] is None
