@@ -46,7 +46,10 @@ STATUS: dict[str, int] = {
     "invalid_window": 422,
     "invalid_name": 422,
     "unknown_predicate": 422,
-    "too_large": 413,
+    # a value over its bound (every bound is in the schema, so this is a schema violation,
+    # like any other 422); only a request body over the server's byte limit is HTTP's own
+    # 413 Content Too Large, answered by `security.BodyLimit` with the same code
+    "too_large": 422,
     "not_found": 404,
     "conflict": 409,
     "erased": 409,
@@ -161,9 +164,10 @@ async def send_problem(
     *,
     instance: str | None = None,
     headers: Mapping[str, str] | None = None,
+    status: int | None = None,
 ) -> None:
     """A problem response straight from an ASGI middleware (before routing)."""
-    status = STATUS[code]
+    status = STATUS[code] if status is None else status
     raw = json.dumps(problem_body(code, status, detail, instance=instance)).encode()
     head = [
         (b"content-type", PROBLEM_JSON.encode()),
@@ -256,9 +260,10 @@ _ERRORS = {
     405: "Method not allowed on this path.",
     406: "Not acceptable.",
     409: "Conflict (e.g. erased, not quarantined, later work resting on it).",
-    413: "Too large (body, batch or a value).",
+    413: "The request body is larger than the server's limit (`too_large`).",
     415: "Unsupported media type.",
-    422: "Invalid input: a bad name, time, window or value (`details.field` says which).",
+    422: "Invalid input: a bad name, time, window or value, or one over its bound "
+    "(`too_large`); `details.field` says which.",
     423: "The memory is held by another process.",
     500: "Internal error.",
     503: "The store is closed or failing; try again.",
