@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: setup chromium mcp-peer demo test check lint typecheck pytest bench bench-ui bench-mcp screenshots clean
+.PHONY: setup chromium mcp-peer postgres demo test check lint typecheck pytest bench bench-ui bench-mcp screenshots clean
 
 setup: $(STAMP) chromium
 
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install "torch==2.13.0"
-	$(BIN)/python -m pip install -e ".[models,server,dev]"
+	$(BIN)/python -m pip install -e ".[models,server,dev,postgres]"
 	touch $(STAMP)
 
 # the official MCP memory server, which tests/test_mcp_compat.py compares against (the test
@@ -31,6 +31,12 @@ mcp-peer:
 	test -f $(MCP_PEER)/node_modules/@modelcontextprotocol/server-memory/dist/index.js || \
 	  npm install --prefix $(MCP_PEER) --no-audit --no-fund --no-save \
 	    @modelcontextprotocol/server-memory@2026.8.31
+
+# the tests start throwaway PostgreSQL servers (tests/pg_server.py) from Debian's postgresql:
+# installed for the tests only, never for the demo; with it, no PostgreSQL test may skip
+postgres:
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+	  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 
 demo: setup
 	$(BIN)/palimpsest demo
@@ -44,8 +50,8 @@ lint:
 typecheck:
 	$(BIN)/mypy palimpsest
 
-pytest: setup mcp-peer
-	$(BIN)/pytest
+pytest: setup mcp-peer postgres
+	PALIMPSEST_REQUIRE_POSTGRES=1 $(BIN)/pytest
 
 test: check pytest
 

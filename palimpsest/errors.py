@@ -95,6 +95,19 @@ class SchemaError(StoreError):
     code = "schema_error"
 
 
+class StoreUnavailable(StoreError):
+    """The store cannot be reached: its database server is down, restarting, failing
+    over or out of connections. Nothing of the call was written; try it again (the
+    memory reconnects by itself). `details["retry_after"]`, when given, is how many
+    seconds to wait first.
+
+        >>> StoreUnavailable("cannot reach the database", retry_after=2).to_dict()
+        {'code': 'store_unavailable', 'message': 'cannot reach the database', 'retry_after': 2}
+    """
+
+    code = "store_unavailable"
+
+
 class ClosedError(PalimpsestError):
     code = "closed"
 

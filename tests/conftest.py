@@ -11,6 +11,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from palimpsest import Memory
 
+from .pg_server import PostgresServer, Unavailable
+
 
 class Clock:
     """A transaction clock the test moves by hand."""
@@ -36,6 +38,32 @@ def mem(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
     # the core tests need no embeddings; recall tests open their own memories with MiniLM
     with Memory.open(tmp_path / "mem", clock=clock, embedder=None) as m:
         yield m
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL for the whole session (tests/pg_server.py). Skipped only
+    where its server programs are missing, and not even then under `make test`
+    (PALIMPSEST_REQUIRE_POSTGRES=1), which installs them first."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.fail("psycopg is not installed (make setup installs the `postgres` extra)")
+    try:
+        server = PostgresServer.start()
+    except Unavailable as e:
+        if os.environ.get("PALIMPSEST_REQUIRE_POSTGRES") == "1":
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+    with server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on the session's server, for one test."""
+    stem = "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:40]
+    return postgres.create_database(f"t{len(postgres.databases)}_{stem}")
 
 
 def utc(text: str) -> datetime:

@@ -1,12 +1,13 @@
 """Schemathesis hooks: the one rule of the API that no JSON Schema can state, and one
 check more (`problem_details`).
 
-A window ends after it starts: an assertion's `valid_to` comes after its start
-(`valid_from`, else `occurred_at`, else now) and `/v1/changes`'s `until` (default now)
-after `since`. The schema says so in those fields' descriptions and the server refuses
-a reversed window with 422 `invalid_window`. Generated *valid* requests are kept to
-that rule here, so `positive_data_acceptance` still fails on every other 422. Invalid
-(negative) requests are left as generated: their windows may be reversed.
+A window does not end before it starts: an assertion's `valid_to` comes after its start
+(`valid_from`, else `occurred_at`, else now), since a fact true over no time is no fact;
+`/v1/changes`'s `until` (default now) does not come before `since` (equal: an empty
+window, answered with nothing). The schema says so in those fields' descriptions and the
+server refuses a reversed window with 422 `invalid_window`. Generated *valid* requests
+are kept to that rule here, so `positive_data_acceptance` still fails on every other
+422. Invalid (negative) requests are left as generated: their windows may be reversed.
 
 Loaded through `hooks` in tests/schemathesis.toml (tests/test_api_openapi.py).
 """
@@ -28,8 +29,11 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def _reversed(start: datetime | None, end: datetime | None) -> bool:
-    return start is not None and end is not None and end <= start
+def _reversed(start: datetime | None, end: datetime | None, *, allow_empty: bool = False) -> bool:
+    """Whether `end` comes before `start` (or at it, unless an empty window is allowed)."""
+    if start is None or end is None:
+        return False
+    return end < start if allow_empty else end <= start
 
 
 def _assertion_reversed(item: Any) -> bool:
@@ -55,7 +59,7 @@ def filter_case(ctx: Any, case: Any) -> bool:
     if path == "/v1/changes":
         query = case.query or {}
         until = _time(query.get("until")) if "until" in query else datetime.now(UTC)
-        return not _reversed(_time(query.get("since")), until)
+        return not _reversed(_time(query.get("since")), until, allow_empty=True)
     return True
 
 

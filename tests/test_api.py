@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 
+from palimpsest._names import MAX_TEXT
 from palimpsest.api import create_app
 from palimpsest.api.problems import PROBLEM_JSON, STATUS
 from palimpsest.api.schemas import MAX_BATCH
@@ -321,6 +322,14 @@ def test_snapshot_json_node_link_and_changes(client: TestClient, clock: Clock) -
         "invalid_window",
     )
     problem(client.get("/v1/changes"), 422, "invalid_input")  # since is required
+    # an empty window (the same instant, however written) holds nothing: it is no error
+    empty = {"since": "2024-06-01" + T, "until": "2024-06-01T02:00:00+02:00"}
+    none = ok(client.get("/v1/changes", params=empty))
+    assert none["since"] == none["until"] == "2024-06-01T00:00:00Z"
+    assert none["known_at"] == clock.now.isoformat().replace("+00:00", "Z")
+    assert [none[k] for k in ("started", "ended", "learned", "revised")] == [[], [], [], []]
+    at_k0 = ok(client.get("/v1/changes", params={**empty, "known_at": k0}))
+    assert at_k0["known_at"] == k0.replace("+00:00", "Z")
 
 
 def test_health_stats_and_docs(client: TestClient) -> None:
@@ -416,11 +425,12 @@ def test_problem_details_for_engine_errors(client: TestClient) -> None:
         404,
         "not_found",
     )
-    problem(
+    problem(  # a value over its bound (the schema's maxLength) is invalid input: 422
         client.post("/v1/facts", json={"subject": "x" * 600, "predicate": "likes", "object": "y"}),
-        413,
+        422,
         "too_large",
     )
+    problem(client.get("/v1/facts", params={"valid_at": "a" * 65}), 422, "too_large")
     problem(
         client.post("/v1/facts", json={"subject": "a\x01b", "predicate": "likes", "object": "y"}),
         422,
@@ -472,10 +482,15 @@ def test_request_size_limits(client: TestClient) -> None:
         413,
         "too_large",
     )
+    # under the body limit but over the text's maxLength: a bound the schema states, 422
+    long_text = {"text": "z" * (MAX_TEXT + 1)}
+    body = problem(client.post("/v1/episodes", json=long_text), 422, "too_large")
+    assert body["details"] == {"field": "text"}
     items = [
         {"subject": "u", "predicate": "likes", "object": f"o{i}"} for i in range(MAX_BATCH + 1)
     ]
-    problem(client.post("/v1/facts:batch", json={"items": items}), 413, "too_large")
+    # a batch over its maxItems breaks a bound the schema states: 422, as any value over one
+    problem(client.post("/v1/facts:batch", json={"items": items}), 422, "too_large")
     ok(client.get("/v1/facts", params={"subject": "u"}))  # nothing from the batch was stored
     assert objects(client, subject="u") == []
 

@@ -12,6 +12,8 @@ codes below); clients switch on it, never on `detail`. `STATUS` is the one table
 from codes to HTTP statuses: an engine error whose code is not in it is looked
 up by its base classes' codes (a `schema_error` is a `store_error`), and anything
 still unknown is a 500 with code `internal` and no internals in the body.
+`RETRY_AFTER` names the codes worth retrying: their problems carry a `Retry-After`
+header (a store that cannot be reached: 503 `store_unavailable`, nothing written).
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ STATUS: dict[str, int] = {
     "invalid_window": 422,
     "invalid_name": 422,
     "unknown_predicate": 422,
-    "too_large": 413,
+    # a value over its bound (every bound is in the schema, so this is a schema violation,
+    # like any other 422); only a request body over the server's byte limit is HTTP's own
+    # 413 Content Too Large, answered by `security.BodyLimit` with the same code
+    "too_large": 422,
     "not_found": 404,
     "conflict": 409,
     "erased": 409,
@@ -54,6 +59,7 @@ STATUS: dict[str, int] = {
     "memory_locked": 423,
     "closed": 503,
     "store_error": 503,
+    "store_unavailable": 503,
     "embedder_mismatch": 503,
     "palimpsest_error": 500,
     # server
@@ -65,6 +71,10 @@ STATUS: dict[str, int] = {
     "unsupported_media_type": 415,
     "internal": 500,
 }
+
+# Codes after which the same request may well succeed, and how many seconds to say to wait
+# (`Retry-After`) when the error does not say (`details["retry_after"]`)
+RETRY_AFTER: dict[str, int] = {"store_unavailable": 5}
 
 # HTTP statuses raised by the framework itself (routing, body parsing) -> code
 _HTTP_CODES = {
@@ -161,9 +171,10 @@ async def send_problem(
     *,
     instance: str | None = None,
     headers: Mapping[str, str] | None = None,
+    status: int | None = None,
 ) -> None:
     """A problem response straight from an ASGI middleware (before routing)."""
-    status = STATUS[code]
+    status = STATUS[code] if status is None else status
     raw = json.dumps(problem_body(code, status, detail, instance=instance)).encode()
     head = [
         (b"content-type", PROBLEM_JSON.encode()),
@@ -175,13 +186,30 @@ async def send_problem(
 
 
 # --- exception handlers --------------------------------------------------------------------
+def retry_after(error: PalimpsestError) -> int | None:
+    """Seconds a client should wait before trying again, for the codes where that helps."""
+    if error.code not in RETRY_AFTER:
+        return None
+    said = error.details.get("retry_after")
+    ok = isinstance(said, int) and not isinstance(said, bool) and said >= 0
+    return said if ok else RETRY_AFTER[error.code]
+
+
 def _engine_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, PalimpsestError)
     status = status_for(exc)
-    if status >= 500 and exc.code not in ("closed", "store_error", "schema_error"):
+    wait = retry_after(exc)
+    if exc.code == "store_unavailable":  # the database's outage, not a bug here: no traceback
+        log.warning("store unavailable on %s: %s", request.url.path, exc.message)
+    elif status >= 500 and exc.code not in ("closed", "store_error", "schema_error"):
         log.error("engine error %s on %s", exc.code, request.url.path, exc_info=exc)
     return problem_response(
-        exc.code, status, exc.message, instance=request.url.path, details=exc.details
+        exc.code,
+        status,
+        exc.message,
+        instance=request.url.path,
+        details=exc.details,
+        headers=None if wait is None else {"Retry-After": str(wait)},
     )
 
 
@@ -256,12 +284,20 @@ _ERRORS = {
     405: "Method not allowed on this path.",
     406: "Not acceptable.",
     409: "Conflict (e.g. erased, not quarantined, later work resting on it).",
-    413: "Too large (body, batch or a value).",
+    413: "The request body is larger than the server's limit (`too_large`).",
     415: "Unsupported media type.",
-    422: "Invalid input: a bad name, time, window or value (`details.field` says which).",
+    422: "Invalid input: a bad name, time, window or value, or one over its bound "
+    "(`too_large`); `details.field` says which.",
     423: "The memory is held by another process.",
     500: "Internal error.",
-    503: "The store is closed or failing; try again.",
+    503: "The store is closed, failing or cannot be reached (`store_unavailable`, with "
+    "`Retry-After`: nothing was written, send the same request again after it).",
+}
+_RETRY_AFTER_HEADER = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again (with `store_unavailable`).",
+        "schema": {"type": "integer", "minimum": 0},
+    }
 }
 _PROBLEM_SCHEMA = {
     "type": "object",
@@ -292,6 +328,7 @@ def document(schema: dict[str, Any]) -> dict[str, Any]:
                     "description": why,
                     "content": {PROBLEM_JSON: {"schema": ref}},
                 }
+            op["responses"]["503"]["headers"] = _RETRY_AFTER_HEADER
     for unused in ("HTTPValidationError", "ValidationError"):
         schema["components"]["schemas"].pop(unused, None)
     return schema

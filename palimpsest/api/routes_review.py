@@ -23,6 +23,7 @@ from ..models import ConsolidationChange, Fact, QuarantinedFact
 from .routes import Limit, Offset
 from .schemas import Page
 from .security import Reader, Writer
+from .shapes import NOT_BLANK
 
 router = APIRouter(prefix="/v1")
 
@@ -48,7 +49,12 @@ class Merge(BaseModel):
 class ReviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    reason: str = Field(description="Why: kept with the decision.", min_length=1, max_length=2000)
+    reason: str = Field(
+        description="Why: kept with the decision (not blank).",
+        min_length=1,
+        max_length=2000,
+        json_schema_extra=NOT_BLANK,
+    )
 
 
 @router.get("/quarantine", response_model=Page[QuarantinedFact], tags=["review"])

@@ -29,6 +29,8 @@ from .shapes import (
 T = TypeVar("T")
 
 MAX_BATCH = 1000
+# stated here, enforced by the route (`too_large`, the engine's code for every bound)
+BATCH_SHAPE: dict[str, Any] = {"maxItems": MAX_BATCH}
 
 # Each shape is stated in the schema and enforced here (`shapes`), so a client generated
 # from the document sends nothing the server refuses, and the server refuses what it forbids.
@@ -75,7 +77,9 @@ class RememberRequest(_Body):
 
 
 class RememberBatch(_Body):
-    items: list[RememberRequest] = Field(description=f"At most {MAX_BATCH} episodes.")
+    items: list[RememberRequest] = Field(
+        description=f"At most {MAX_BATCH} episodes.", json_schema_extra=BATCH_SHAPE
+    )
 
 
 class AssertRequest(_Body):
@@ -109,7 +113,9 @@ class AssertRequest(_Body):
 
 
 class AssertBatch(_Body):
-    items: list[AssertRequest] = Field(description=f"At most {MAX_BATCH} assertions.")
+    items: list[AssertRequest] = Field(
+        description=f"At most {MAX_BATCH} assertions.", json_schema_extra=BATCH_SHAPE
+    )
 
 
 class EndRequest(_Body):

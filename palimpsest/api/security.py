@@ -150,6 +150,7 @@ class BodyLimit:
             f"the request body is larger than {self.limit} bytes",
             instance=path,
             headers={"Connection": "close"},
+            status=413,
         )
 
 

@@ -37,7 +37,16 @@ _CTRL = "\\x00-\\x08\\x0e-\\x1b\\x7f-\\x84\\x86-\\x9f"
 NAME_PATTERN = f"^[^{_CTRL}]*[^{_WS}{_CTRL}][^{_CTRL}]*$"
 # ASCII words that fold to snake_case: "lives in", "Works-At", "can't_stand"
 PREDICATE_PATTERN = "^[A-Za-z][A-Za-z0-9_' -]{0,63}$"
-TEXT_PATTERN = f"^[^\\x00]*[^{_WS}\\x00][^\\x00]*$"
+# an episode's text: a NUL byte or nothing but whitespace is refused. Said as `not` rather
+# than one anchored pattern: a text runs to MAX_TEXT characters, and a pattern beside so
+# large a maxLength leaves schemathesis 4.32 unable to build any valid text at all
+_BLANK = {"pattern": f"^[{_WS}]*$"}
+TEXT_SHAPE: dict[str, Any] = {
+    "minLength": 1,
+    "maxLength": names.MAX_TEXT,
+    "not": {"anyOf": [{"pattern": "\\x00"}, _BLANK]},
+}
+NOT_BLANK: dict[str, Any] = {"not": _BLANK}  # a review's reason: something said
 QUERY_SHAPE = {"pattern": "\\S"}  # a recall query: something to look for
 # RFC 3339 with a timezone, years 0002-9998 (the store holds 0001-9999; its ends stay clear)
 _YEAR = "(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])"
@@ -79,8 +88,9 @@ def check_predicate(value: str, field: str) -> str:
 
 
 def check_text(value: str, field: str) -> str:
-    """An episode's text: not blank, no NUL bytes or lone surrogates (TEXT_PATTERN, checked
-    without a regex: texts run to a megabyte)."""
+    """An episode's text: not blank, no NUL bytes or lone surrogates, MAX_TEXT characters
+    at most (TEXT_SHAPE, checked without a regex: texts run to a megabyte)."""
+    _bounded(value, field, names.MAX_TEXT)
     if not value.strip() or "\x00" in value or _SURROGATE.search(value):
         detail = "must not be blank, nor hold NUL bytes or lone surrogates (binary data?)"
         raise InvalidName(f"{field}: {detail}", field=field)
@@ -113,7 +123,7 @@ Check = Callable[[str, str], str]
 SHAPES: dict[Check, dict[str, Any]] = {
     check_name: {"minLength": 1, "maxLength": names.MAX_NAME, "pattern": NAME_PATTERN},
     check_predicate: {"minLength": 1, "maxLength": 64, "pattern": PREDICATE_PATTERN},
-    check_text: {"minLength": 1, "pattern": TEXT_PATTERN},
+    check_text: TEXT_SHAPE,
     check_plain: {"maxLength": names.MAX_NAME},
     check_time: {"format": "date-time", "maxLength": MAX_TIME, "pattern": TIME_PATTERN},
 }
