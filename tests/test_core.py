@@ -202,6 +202,8 @@ def test_changes_between_times(mem: Memory, clock: Clock) -> None:
     assert mem.changes(since=k0 - timedelta(days=9), until=k0 - timedelta(days=8)).learned == []
     with pytest.raises(InvalidWindow):
         mem.changes(since=k1, until=k0)
+    empty = mem.changes(since=k1, until=k1)  # [t, t) holds nothing: an empty answer
+    assert (empty.started, empty.ended, empty.learned, empty.revised) == ([], [], [], [])
 
 
 def test_namespaces_isolate_everything(mem: Memory) -> None:

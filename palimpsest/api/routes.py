@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from .._time import to_utc
 from ..errors import TooLarge
 from ..models import (
     Changes,
@@ -345,12 +344,6 @@ def changes(
     known_at: KnownAt = None,
 ) -> Changes:
     """What started, ended, was learned or was revised in [since, until)."""
-    lo = to_utc(since, name="since")
-    if until is not None and to_utc(until, name="until") == lo:
-        # [t, t) holds nothing, and a client polling `since=<its last until>&until=<now>`
-        # meets one; the engine refuses it with the reversed windows, so it is answered here
-        k = access.memory.now() if known_at is None else to_utc(known_at, name="known_at")
-        return Changes(since=lo, until=lo, known_at=k)
     return access.memory.changes(since, until, known_at=known_at, namespace=access.namespace)
 
 

@@ -303,8 +303,9 @@ class Reader:
         now = self._ctx.now()
         hi = now if until is None else to_utc(until, name="until")
         k = now if known_at is None else to_utc(known_at, name="known_at")
-        if hi <= lo:
-            raise InvalidWindow("until must be after since")
+        if hi < lo:
+            # [t, t) holds nothing (a client polling since its last `until` meets one)
+            raise InvalidWindow("until must not come before since")
 
         def believed(field: str) -> list[Fact]:
             rows = [
