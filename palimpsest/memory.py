@@ -33,6 +33,7 @@ from .consolidation.steps.unmerge import Unmerge
 from .engine.episodes import Episodes
 from .engine.eraser import Eraser
 from .engine.inspector import DEFAULT_NODES, Inspector
+from .engine.pages import PageReader
 from .engine.reader import Reader
 from .engine.rows import UNSET
 from .engine.vocabulary import Vocabulary
@@ -50,6 +51,7 @@ from .models import (
     Episode,
     Explanation,
     Fact,
+    GraphPage,
     Hit,
     Neighbourhood,
     Predicate,
@@ -105,7 +107,7 @@ class Memory:
         self._reader, self._inspector, self._episodes = p.reader, p.inspector, p.episodes
         self._index, self._recall, self._reindexer = p.index, p.recall, p.reindexer
         self._merge, self._unmerge, self._consolidation = p.merge, p.unmerge, p.consolidation
-        self._review = p.review
+        self._review, self._pages = p.review, p.pages
         self._exporter, self._restorer, self._importers = p.exporter, p.restorer, p.importers
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -339,28 +341,15 @@ class Memory:
     # --- reads (engine/reader.py) --------------------------------------------------------
     @_doc(Reader.facts)
     def facts(
-        self,
-        subject: str | None = None,
-        predicate: str | None = None,
-        object: str | None = None,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        include_quarantined: bool = False,
-        limit: int | None = None,
-        namespace: str | None = None,
-    ) -> list[Fact]:
-        ns = self._ns(namespace)
+        self, subject: str | None = None, predicate: str | None = None,
+        object: str | None = None, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, include_quarantined: bool = False,
+        limit: int | None = None, namespace: str | None = None,
+    ) -> list[Fact]:  # fmt: skip
         return self._reader.facts(
-            ns,
-            subject,
-            predicate,
-            object,
-            valid_at=valid_at,
-            known_at=known_at,
-            include_quarantined=include_quarantined,
-            limit=limit,
-        )
+            self._ns(namespace), subject, predicate, object, valid_at=valid_at,
+            known_at=known_at, include_quarantined=include_quarantined, limit=limit,
+        )  # fmt: skip
 
     @_doc(Reader.history)
     def history(
@@ -424,18 +413,11 @@ class Memory:
 
     @_doc(Inspector.timeline)
     def timeline(
-        self,
-        subject: str,
-        predicate: str | None = None,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        namespace: str | None = None,
-    ) -> Timeline:
-        ns = self._ns(namespace)
-        return self._inspector.timeline(
-            ns, subject, predicate, valid_at=valid_at, known_at=known_at
-        )
+        self, subject: str, predicate: str | None = None, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, namespace: str | None = None,
+    ) -> Timeline:  # fmt: skip
+        ns, v, k = self._ns(namespace), valid_at, known_at
+        return self._inspector.timeline(ns, subject, predicate, valid_at=v, known_at=k)
 
     @_doc(Inspector.explain)
     def explain(
@@ -445,42 +427,65 @@ class Memory:
 
     @_doc(Inspector.neighbourhood)
     def neighbourhood(
-        self,
-        name: str,
-        *,
-        hops: int = 1,
-        limit: int = DEFAULT_NODES,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
+        self, name: str, *, hops: int = 1, limit: int = DEFAULT_NODES,
+        valid_at: TimeLike | None = None, known_at: TimeLike | None = None,
         namespace: str | None = None,
-    ) -> Neighbourhood:
+    ) -> Neighbourhood:  # fmt: skip
         return self._inspector.neighbourhood(
             self._ns(namespace), name, hops=hops, limit=limit, valid_at=valid_at, known_at=known_at
         )
 
+    # --- the graph as entities and relations (engine/pages.py) -----------------------------
+    @_doc(Reader.facts_of)
+    def facts_of(
+        self, entity_ids: Iterable[str], predicates: Iterable[str], *,
+        valid_at: TimeLike | None = None, known_at: TimeLike | None = None,
+        include_quarantined: bool = False, namespace: str | None = None,
+    ) -> list[Fact]:  # fmt: skip
+        return self._reader.facts_of(
+            self._ns(namespace), entity_ids, predicates, valid_at=valid_at, known_at=known_at,
+            include_quarantined=include_quarantined,
+        )  # fmt: skip
+
+    @_doc(PageReader.entity_ids)
+    def entity_ids(
+        self, names: Iterable[str], *, namespace: str | None = None
+    ) -> dict[str, tuple[str, str]]:
+        return self._pages.entity_ids(self._ns(namespace), names)
+
+    @_doc(PageReader.page)
+    def graph_page(
+        self, search: str = "", *, type_predicate: str, note_predicate: str, offset: int = 0,
+        limit: int = 10_000, relation_limit: int = 50_000, note_limit: int = 1_000,
+        namespace: str | None = None,
+    ) -> GraphPage:  # fmt: skip
+        return self._pages.page(
+            self._ns(namespace), search, type_predicate=type_predicate,
+            note_predicate=note_predicate, offset=offset, limit=limit,
+            relation_limit=relation_limit, note_limit=note_limit,
+        )  # fmt: skip
+
+    @_doc(PageReader.nodes)
+    def graph_nodes(
+        self, entity_ids: Iterable[str], *, type_predicate: str, note_predicate: str,
+        namespace: str | None = None,
+    ) -> GraphPage:  # fmt: skip
+        return self._pages.nodes(
+            self._ns(namespace), entity_ids, type_predicate=type_predicate,
+            note_predicate=note_predicate,
+        )  # fmt: skip
+
     # --- recall (recall/) ----------------------------------------------------------------
     @_doc(Recaller.recall)
     def recall(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        min_score: float | None = None,
-        diversity: float | None = None,
-        namespace: str | None = None,
-    ) -> list[Hit]:
-        ns = self._ns(namespace)
+        self, query: str, k: int = 5, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, min_score: float | None = None,
+        diversity: float | None = None, namespace: str | None = None,
+    ) -> list[Hit]:  # fmt: skip
         return self._recall.recall(
-            ns,
-            query,
-            k,
-            valid_at=valid_at,
-            known_at=known_at,
-            min_score=min_score,
-            diversity=diversity,
-        )
+            self._ns(namespace), query, k, valid_at=valid_at, known_at=known_at,
+            min_score=min_score, diversity=diversity,
+        )  # fmt: skip
 
     @_doc(Reindexer.reindex)
     def reindex(
@@ -503,14 +508,9 @@ class Memory:
     # --- consolidation (consolidation/) --------------------------------------------------
     @_doc(Consolidator.consolidate)
     def consolidate(
-        self,
-        *,
-        now: TimeLike | None = None,
-        dry_run: bool = False,
-        full: bool = False,
-        namespace: str | None = None,
-        progress: Callable[[str], None] | None = None,
-    ) -> ConsolidationReport:
+        self, *, now: TimeLike | None = None, dry_run: bool = False, full: bool = False,
+        namespace: str | None = None, progress: Callable[[str], None] | None = None,
+    ) -> ConsolidationReport:  # fmt: skip
         ns = self._ns(namespace)
         return self._consolidation.consolidate(
             ns, now=now, dry_run=dry_run, full=full, progress=progress
@@ -560,27 +560,18 @@ class Memory:
 
     @_doc(Importers.import_transcript)
     def import_transcript(
-        self,
-        lines: Iterable[str],
-        *,
-        namespace: str | None = None,
-        batch: int = 500,
+        self, lines: Iterable[str], *, namespace: str | None = None, batch: int = 500,
         progress: Progress | None = None,
-    ) -> dict[str, int]:
+    ) -> dict[str, int]:  # fmt: skip
         return self._importers.import_transcript(
             lines, namespace=namespace, batch=batch, progress=progress
         )
 
     @_doc(Importers.import_locomo)
     def import_locomo(
-        self,
-        text: str,
-        *,
-        conversations: Iterable[str] | None = None,
-        namespace: str | None = None,
-        batch: int = 500,
-        progress: Progress | None = None,
-    ) -> dict[str, int]:
+        self, text: str, *, conversations: Iterable[str] | None = None,
+        namespace: str | None = None, batch: int = 500, progress: Progress | None = None,
+    ) -> dict[str, int]:  # fmt: skip
         return self._importers.import_locomo(
             text, conversations=conversations, namespace=namespace, batch=batch, progress=progress
         )

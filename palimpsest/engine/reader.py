@@ -117,10 +117,8 @@ class Reader:
             # a point query: the slot's packed versions, one primary-key lookup away
             rows = [
                 r
-                for r in self._slot_versions(slot_id(ns, subj_id, pred))
-                if visible(r, known_at=k, valid_at=v)
-                and (include_quarantined or not r["quarantined"])
-                and (obj_id is None or r["object_id"] == obj_id)
+                for r in self._believed([slot_id(ns, subj_id, pred)], v, k, include_quarantined)
+                if obj_id is None or r["object_id"] == obj_id
             ]
             rows.sort(key=lambda r: (r["valid_from"] or MIN_TIME, r["object"]))
             return rows[:limit] if limit is not None else rows
@@ -135,12 +133,47 @@ class Reader:
             limit=limit,
         )
 
-    def _slot_versions(self, slot: str) -> list[dict[str, Any]]:
-        row = self._store.slot_states([slot]).get(slot)
-        if row is None:
-            return []
-        # a read needs the versions only; the log is for writes
-        return decode(None, row["versions"], slot=row, subject=row["subject"])[1]
+    def _believed(
+        self, slots: list[str], v: datetime | None, k: datetime, include_quarantined: bool
+    ) -> list[dict[str, Any]]:
+        """The versions of the slots visible at (v, k): one primary-key lookup a slot."""
+        out: list[dict[str, Any]] = []
+        for row in self._store.slot_states(slots).values() if slots else ():
+            # a read needs the versions only; the log is for writes
+            for r in decode(None, row["versions"], slot=row, subject=row["subject"])[1]:
+                if visible(r, known_at=k, valid_at=v) and (
+                    include_quarantined or not r["quarantined"]
+                ):
+                    out.append(r)
+        return out
+
+    def facts_of(
+        self,
+        ns: str,
+        entity_ids: Iterable[str],
+        predicates: Iterable[str],
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        include_quarantined: bool = False,
+    ) -> list[Fact]:
+        """The point query of `facts` for many subjects (by entity id) and predicates at
+        once: what each (subject, predicate) held at `valid_at` as believed at `known_at`.
+
+        >>> mira = mem.entity("Mira").entity.id
+        >>> [f.object for f in mem.facts_of([mira], ["lives_in", "plays"])]
+        ['Berlin', 'cello']
+
+        Predicates may be aliases; unknown ids and predicates give nothing.
+        """
+        v, k = self.times(valid_at, known_at)
+        ids = names.check_strings(entity_ids, field="entity_ids")
+        asked = names.check_strings(predicates, field="predicates")
+        found = (self._vocab.find(ns, p) for p in asked)
+        preds = dict.fromkeys(p.name for p in found if p is not None)
+        slots = [slot_id(ns, i, p) for i in ids for p in preds]
+        rows = self._believed(slots, v, k, include_quarantined)
+        return self.facts_from_rows(rows, valid_at=v, known_at=k)
 
     def facts_from_rows(
         self,

@@ -34,7 +34,6 @@ from pydantic import BaseModel, Field
 from ..errors import PalimpsestError, ValidationError
 from . import memory_tools
 from .memory_tools import ok as _ok
-from .memory_view import Views
 from .metadata import described
 from .protocol import Result, Tools, run_stdio
 
@@ -104,17 +103,13 @@ def build_server(mem: Memory) -> Tools:
     """The tools (not yet served) acting on `mem`, one call at a time."""
     server = Tools(describe=described)
     lock = threading.Lock()  # one call at a time: the engine wants one writer
-    views = Views()  # the memory server's graph, for its reads; any other call may write
 
-    def call(fn: Callable[[], Result], *, reads: bool = False) -> Result:
+    def call(fn: Callable[[], Result]) -> Result:
         with lock:
             try:
                 return fn()
             except PalimpsestError as e:
                 return _error(e)
-            finally:
-                if not reads:
-                    views.forget()
 
     # --- engine verbs --------------------------------------------------------------------------
     @server.tool()
@@ -337,7 +332,7 @@ def build_server(mem: Memory) -> Tools:
         every change with its reason. dry_run shows without changing."""
         return call(lambda: _ok(_dump(mem.consolidate(dry_run=dry_run))))
 
-    memory_tools.register(server, mem, call, views)
+    memory_tools.register(server, mem, call)
     return server
 
 
