@@ -19,6 +19,7 @@ the clock, never earlier than the last one (`engine.context`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
@@ -38,7 +39,7 @@ from .engine.reader import Reader
 from .engine.rows import UNSET
 from .engine.vocabulary import Vocabulary
 from .engine.writer import IMPORT_BATCH, Writer, fact_batches
-from .errors import ValidationError
+from .errors import MemoryLocked, ValidationError
 from .graph import Store
 from .models import (
     AuthorKind,
@@ -133,6 +134,8 @@ class Memory:
         (loaded on first use), any `recall.Embedder`, or None to recall by words
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
+        A memory another process owns (`palimpsest.owner`) raises MemoryLocked naming
+        `palimpsest.connect(path)`, which reaches it with these same verbs.
         `vector_threshold`: above this many episodes in a namespace, recall searches
         Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000),
         once the nightly consolidation or `reindex` has built it (recall never does).
@@ -152,7 +155,12 @@ class Memory:
             from .recall import SentenceTransformerEmbedder
 
             embedder = SentenceTransformerEmbedder()
-        store = Store.open(Path(path))
+        try:
+            store = Store.open(Path(path))
+        except MemoryLocked as e:
+            from .owner.files import held
+
+            raise held(Path(path)) or e from None
         mem = cls(
             store,
             clock=clock or utcnow,
@@ -195,6 +203,17 @@ class Memory:
                 finally:
                     ctx.closed = True
                     self._store.close()
+
+    @contextmanager
+    def using(self, namespace: str) -> Iterator[Memory]:
+        """Calls from this thread default to `namespace` inside the block (an owner
+        serving clients of different namespaces at once; see `palimpsest.owner`).
+
+        >>> with mem.using("alice"):
+        ...     mem.facts("user")          # alice's
+        """
+        with self._ctx.defaulting(namespace):
+            yield self
 
     def __enter__(self) -> Memory:
         return self

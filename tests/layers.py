@@ -37,6 +37,7 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
     env["HF_HUB_OFFLINE"] = "1"
     env["TRANSFORMERS_OFFLINE"] = "1"
+    env["PALIMPSEST_OWNER_IDLE"] = "3"  # an owner a test's process starts leaves soon after
     return env
 
 
