@@ -72,8 +72,6 @@ class ServerState:
         return self._memory
 
     def open(self) -> None:
-        from ..memory import Memory
-
         models = self.embedder is not None
         if self.share:
             self._sharing = Sharing(self.memory_path)
@@ -81,6 +79,8 @@ class ServerState:
             if front is not None:  # another process owns it: this server is a front
                 self._memory = front
                 return
+        from ..memory import Memory
+
         self._resolve_models()
         try:
             self._memory = Memory.open(
