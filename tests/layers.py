@@ -102,3 +102,23 @@ async def mcp_tool(session: Any, tool: str, **arguments: Any) -> Any:
     assert not result.is_error, result.content[0].text
     assert json.loads(result.content[0].text) == result.structured_content
     return result.structured_content
+
+
+def at_once(work: Callable[[int], None], n: int, timeout: float = 600) -> list[BaseException]:
+    """Run `work(0)` ... `work(n - 1)` on threads of their own, together; what they raised."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            work(i)
+        except BaseException as e:  # returned to the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return errors

@@ -13,7 +13,6 @@ import io
 import json
 import os
 import stat
-import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -38,6 +37,7 @@ from palimpsest.owner.client import OwnerClient
 from palimpsest.owner.server import Owner
 
 from .conftest import Clock
+from .layers import at_once
 from .mcp_session import _sorted, session
 
 
@@ -201,22 +201,14 @@ def test_a_request_crossing_the_bye_is_sent_again(served: Served) -> None:
 
 
 def test_calls_from_many_threads_run_side_by_side(served: Served) -> None:
-    errors: list[BaseException] = []
     with served.client() as c:
 
         def work(i: int) -> None:
-            try:
-                for j in range(10):
-                    c.assert_fact(f"t{i}", "likes", f"x{j}")
-                    assert len(c.facts(f"t{i}")) == j + 1
-            except BaseException as e:  # reported below
-                errors.append(e)
+            for j in range(10):
+                c.assert_fact(f"t{i}", "likes", f"x{j}")
+                assert len(c.facts(f"t{i}")) == j + 1
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        errors = at_once(work, 6)
         assert not errors, errors
         assert 1 < len(c._pool) <= 6  # a connection a thread at once, kept for the next call
     assert served.mem.stats().assertions == 60

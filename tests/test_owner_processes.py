@@ -28,7 +28,7 @@ from palimpsest import Memory, connect
 from palimpsest.errors import MemoryLocked
 from palimpsest.owner import files
 
-from .layers import _console_script, served_memory
+from .layers import _console_script, at_once, served_memory
 
 PY = sys.executable
 HEAVY = ("kuzu", "torch", "spacy", "sentence_transformers", "thinc", "onnxruntime")
@@ -56,6 +56,20 @@ def owner_pids(path: Path) -> list[int]:
         if "palimpsest.owner" in text and want in text:
             found.append(int(entry.name))
     return sorted(found)
+
+
+def _scripts(script: str, path: Path, names: list[str]) -> list[subprocess.Popen[str]]:
+    """`python -c script <path> <name>` for each name, started together."""
+    return [
+        subprocess.Popen(
+            [PY, "-c", script, str(path), name],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
 
 
 def mapped(pid: int) -> str:
@@ -92,16 +106,7 @@ def test_racing_clients_start_exactly_one_owner(
         "f = c.assert_fact(sys.argv[2], 'likes', 'tea')\n"
         "print(c.pid, f.id, flush=True); c.close()\n"
     )
-    procs = [
-        subprocess.Popen(
-            [PY, "-c", script, str(path), f"client{i}"],
-            env=_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(6)
-    ]
+    procs = _scripts(script, path, [f"client{i}" for i in range(6)])
     outs = [p.communicate(timeout=180) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     pids = {int(out.split()[0]) for out, _ in outs}
@@ -153,16 +158,7 @@ def test_sigkill_every_process_then_every_acknowledged_write_is_there(
         "    print(f.id, flush=True)\n"
         "    i += 1\n"
     )
-    writers = [
-        subprocess.Popen(
-            [PY, "-c", script, str(path), f"writer{i}"],
-            env=_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        for i in range(2)
-    ]
+    writers = _scripts(script, path, ["writer0", "writer1"])
     acked: list[list[str]] = [[], []]
 
     def read(i: int) -> None:
@@ -354,25 +350,17 @@ def test_three_mcp_hosts_write_at_once_and_see_each_others_writes(
     path = reap(tmp_path / "mem")
     hosts = [Host(path, tmp_path / f"host{i}.log") for i in range(3)]
     try:
-        errors: list[BaseException] = []
 
         def work(i: int) -> None:
             h = hosts[i]
-            try:
-                for j in (f"t{n}" for n in range(8)):
-                    got = h.call("assert_fact", subject=f"host{i}", predicate="uses", object=j)
-                    assert got["status"] == "current"
-                project = {"name": f"Project {i}", "entityType": "project"}
-                h.call("create_entities", entities=[{**project, "observations": [f"by host {i}"]}])
-                h.call("remember", text=f"Host {i} prefers green tea in the morning.")
-            except BaseException as e:  # reported below
-                errors.append(e)
+            for j in (f"t{n}" for n in range(8)):
+                got = h.call("assert_fact", subject=f"host{i}", predicate="uses", object=j)
+                assert got["status"] == "current"
+            project = {"name": f"Project {i}", "entityType": "project"}
+            h.call("create_entities", entities=[{**project, "observations": [f"by host {i}"]}])
+            h.call("remember", text=f"Host {i} prefers green tea in the morning.")
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
+        errors = at_once(work, 3)
         assert not errors, errors  # every write acknowledged
         for i, h in enumerate(hosts):  # each sees the others' writes
             for k in range(3):
