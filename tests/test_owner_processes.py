@@ -28,7 +28,7 @@ from palimpsest import Memory, connect
 from palimpsest.errors import MemoryLocked
 from palimpsest.owner import files
 
-from .layers import _console_script, at_once, served_memory
+from .layers import Host, at_once, mapped, owner_pids, served_memory
 
 PY = sys.executable
 HEAVY = ("kuzu", "torch", "spacy", "sentence_transformers", "thinc", "onnxruntime")
@@ -39,23 +39,6 @@ def _env(**extra: str) -> dict[str, str]:
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PALIMPSEST_OWNER_IDLE="20")
     env.update(extra)
     return env
-
-
-def owner_pids(path: Path) -> list[int]:
-    """Every `palimpsest.owner` process of the directory (read from /proc)."""
-    want = str(path.absolute())
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        text = [a.decode(errors="replace") for a in args]
-        if "palimpsest.owner" in text and want in text:
-            found.append(int(entry.name))
-    return sorted(found)
 
 
 def _scripts(script: str, path: Path, names: list[str]) -> list[subprocess.Popen[str]]:
@@ -70,11 +53,6 @@ def _scripts(script: str, path: Path, names: list[str]) -> list[subprocess.Popen
         )
         for name in names
     ]
-
-
-def mapped(pid: int) -> str:
-    """The files a process has mapped: the shared libraries it loaded."""
-    return Path(f"/proc/{pid}/maps").read_text()
 
 
 @pytest.fixture
@@ -279,61 +257,6 @@ def test_another_user_can_neither_read_nor_write_through_the_socket(
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
-class Host:
-    """`palimpsest mcp --path P` started as an MCP host starts it, spoken to in raw
-    JSON-RPC over its stdin and stdout."""
-
-    def __init__(self, path: Path, log: Path) -> None:
-        self._log = log.open("w")
-        self.proc = subprocess.Popen(
-            [_console_script(), "mcp", "--path", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=_env(),
-        )
-        self._id = 0
-        init = self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test-host", "version": "1"},
-            },
-        )
-        assert init["result"]["serverInfo"]["name"] == "palimpsest"
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        assert len(self.request("tools/list", {})["result"]["tools"]) > 10
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._id += 1
-        self.send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "the host's server hung up"
-            reply = json.loads(line)
-            if reply.get("id") == self._id:
-                return dict(reply)
-
-    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        result = self.request("tools/call", {"name": tool, "arguments": arguments})["result"]
-        assert not result["isError"], (tool, result["content"][0]["text"])
-        return dict(result.get("structuredContent") or {})
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        code = self.proc.wait(60)
-        self._log.close()
-        return code
-
-
 _COLD_RECALL = """
 import atexit, sys
 heavy = sys.argv[1].split(",")
@@ -348,7 +271,7 @@ def test_three_mcp_hosts_write_at_once_and_see_each_others_writes(
     tmp_path: Path, reap: Callable[[Path], Path]
 ) -> None:
     path = reap(tmp_path / "mem")
-    hosts = [Host(path, tmp_path / f"host{i}.log") for i in range(3)]
+    hosts = [Host(path, tmp_path / f"host{i}.log", env=_env()) for i in range(3)]
     try:
 
         def work(i: int) -> None:

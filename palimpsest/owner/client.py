@@ -40,7 +40,8 @@ from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError
 from . import files, wire
 
 DEFAULT_IDLE = 600.0  # seconds an owner waits without a client before it stops
-START_TIMEOUT = 180.0  # an owner opening a large memory and loading models, on a busy machine
+START_TIMEOUT = 180.0
+HELLO_TIMEOUT = 30.0  # an owner opening a large memory and loading models, on a busy machine
 _PATH_ARGS = {"export": ("target",)}  # arguments naming a file (relative: to this process)
 _ERROR_LINE = re.compile(r"^error \[([a-z_]+)\]: (.*)$")
 
@@ -57,9 +58,15 @@ class _Link:
         if files.peer_uid(self.sock) != os.getuid():  # only this user's owner is trusted
             self.sock.close()
             raise PermissionError("the socket's owner is another user")
+        self.sock.settimeout(HELLO_TIMEOUT)  # an owner that accepts says hello at once
         self.rfile = self.sock.makefile("rb")
         self.wfile = self.sock.makefile("wb")
-        hello = wire.receive(self.rfile)
+        try:
+            hello = wire.receive(self.rfile)
+        except BaseException:
+            self.close()
+            raise
+        self.sock.settimeout(None)  # a call may take long (a consolidation, an import)
         if hello is None or "hello" not in hello:
             self.close()
             raise ConnectionRefusedError("the owner is stopping")
