@@ -347,3 +347,40 @@ def test_serve_fronts_a_running_owner_and_owns_a_free_memory(
         with connect(path, start=False) as c:
             assert c.pid == holder.pid
             assert [f.object for f in c.facts("user", "likes")] == ["tea"]
+
+
+def test_owner_commands_and_a_memory_a_script_holds(
+    tmp_path: Path, reap: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from palimpsest.errors import OwnerUnavailable
+    from palimpsest.owner.client import OwnerClient
+
+    from .layers import run_cli
+
+    path = reap(tmp_path / "mem")
+    # a script's open Memory shares nothing: a client is told so, and starts no owner
+    with Memory.open(path, extractor=None, embedder=None):
+        with pytest.raises(MemoryLocked, match="held by another process"):
+            OwnerClient(path, models=False, idle_timeout=5)
+        assert owner_pids(path) == [] and files.read_holder(path) is None
+        assert "error [memory_locked]" in (path / files.LOG).read_text()
+    with pytest.raises(OwnerUnavailable):  # and none runs to be reached
+        OwnerClient(path, start=False)
+    p = str(path)
+    code, out, _ = run_cli(capsys, "--path", p, "owner", "status")
+    assert (code, out.strip()) == (0, f"no process owns {p!r}")
+    with connect(path, models=False, idle_timeout=60) as c:
+        code, out, err = run_cli(capsys, "--path", p, "owner", "status", "--json")
+        got = json.loads(out)
+        assert (code, got["pid"], got["kind"], got["models"]) == (0, c.pid, "owner", False), err
+        code, out, err = run_cli(capsys, "--path", p, "owner", "stop")
+        assert (code, out.strip()) == (0, f"stopped pid {c.pid}"), err
+        # stopped: the memory is released and the socket gone (the process then exits)
+        assert files.read_holder(path) is None and not (path / files.SOCKET).exists()
+        deadline = time.monotonic() + 60
+        while owner_pids(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert owner_pids(path) == []
+        c.assert_fact("user", "likes", "tea")  # the client's next call starts a new owner
+        assert owner_pids(path) == [c.pid] and c.pid != got["pid"]
+        assert [f.object for f in c.facts("user")] == ["tea"]

@@ -235,7 +235,9 @@ class OwnerClient:
                     raise ClosedError("this client is closed")
                 link = self._pool.pop() if self._pool else None
             if link is None:
-                return self._open()
+                link = self._open()
+                self._hello = link.hello  # maybe a new owner: its pid, its verbs
+                return link
             if not link.stale():
                 return link
             link.close()

@@ -69,7 +69,11 @@ def run(path: str | Path, *, models: bool = True, idle_timeout: float | None = N
             return 3
         try:
             owner = Owner(mem, directory, idle_timeout=idle_timeout, models=models)
-            owner.start()
+            try:
+                owner.start()
+            except OSError as e:  # e.g. a file system without sockets
+                print(f"error [owner_unavailable]: cannot listen: {e}", file=sys.stderr, flush=True)
+                return 3
             log.info("pid %d owns %s (models: %s)", os.getpid(), directory, models)
             threading.Thread(target=warm, name="owner-warm", daemon=True).start()
 
