@@ -14,8 +14,8 @@ its arguments checked here and its result rebuilt as the same pydantic models;
 errors keep their codes. Calls from several threads use a connection each.
 If the owner goes away between calls (idle, killed), the next call reaches a
 new one; a call it was running when it died raises `OwnerLost` (the call may or
-may not have been applied; every call it answered was). This module imports
-no engine code: a client loads neither Kùzu nor a model.
+may not have been applied; every call it answered was). A client imports
+pydantic and the models, never Kùzu or a model.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError
 from . import files, wire
 
 DEFAULT_IDLE = 600.0  # seconds an owner waits without a client before it stops
-START_TIMEOUT = 180.0
-HELLO_TIMEOUT = 30.0  # an owner opening a large memory and loading models, on a busy machine
+START_TIMEOUT = 180.0  # an owner opening a large memory on a busy machine
+HELLO_TIMEOUT = 30.0  # an owner that accepts a connection says hello at once
 _PATH_ARGS = {"export": ("target",)}  # arguments naming a file (relative: to this process)
 _ERROR_LINE = re.compile(r"^error \[([a-z_]+)\]: (.*)$")
 
@@ -58,7 +58,7 @@ class _Link:
         if files.peer_uid(self.sock) != os.getuid():  # only this user's owner is trusted
             self.sock.close()
             raise PermissionError("the socket's owner is another user")
-        self.sock.settimeout(HELLO_TIMEOUT)  # an owner that accepts says hello at once
+        self.sock.settimeout(HELLO_TIMEOUT)
         self.rfile = self.sock.makefile("rb")
         self.wfile = self.sock.makefile("wb")
         try:
@@ -88,7 +88,11 @@ class _Link:
 
 
 class OwnerClient:
-    """The memory at `path`, served by its owner process; see the module docstring."""
+    """The memory at `path`, served by its owner process; see the module docstring.
+
+    >>> alice = OwnerClient("palimpsest-data", namespace="alice", start=False)
+    >>> alice.facts("user"), alice.pid        # alice's facts; the owner's process id
+    """
 
     def __init__(
         self,
