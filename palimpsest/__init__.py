@@ -5,6 +5,9 @@
     ...     f = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
     ...     mem.facts("user", "lives_in")[0].object
     'Sydney'
+    >>> with palimpsest.connect("palimpsest-data") as mem:   # shared: through its owner
+    ...     mem.facts("user", "lives_in")[0].object
+    'Sydney'
 
 Only the exception tree is imported eagerly; `Memory` and the models load on
 first use (PEP 562), so `palimpsest --help` never pays for Kùzu or pydantic.
@@ -26,6 +29,8 @@ from .errors import (
     NaiveDatetime,
     NotFound,
     NotQuarantined,
+    OwnerLost,
+    OwnerUnavailable,
     PalimpsestError,
     SchemaError,
     StoreError,
@@ -51,11 +56,14 @@ if TYPE_CHECKING:
         Stats,
         Tombstone,
     )
+    from .owner.client import OwnerClient, connect
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "Memory": "memory",
+    "connect": "owner.client",
+    "OwnerClient": "owner.client",
     "UNSET": "memory",
     "Changes": "models",
     "ConsolidationChange": "models",
@@ -107,6 +115,9 @@ __all__ = [
     "NaiveDatetime",
     "NotFound",
     "NotQuarantined",
+    "OwnerClient",
+    "OwnerLost",
+    "OwnerUnavailable",
     "PalimpsestError",
     "Predicate",
     "SchemaError",
@@ -118,4 +129,5 @@ __all__ = [
     "UnknownPredicate",
     "ValidationError",
     "__version__",
+    "connect",
 ]

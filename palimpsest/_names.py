@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 from .errors import InvalidName, TooLarge
@@ -140,6 +141,18 @@ def check_namespace(value: object) -> str:
             "namespace: 1-64 characters of letters, digits, '_', '-', '.'", field="namespace"
         )
     return value
+
+
+def check_strings(values: Iterable[object], *, field: str) -> list[str]:
+    """Distinct strings, in order; anything else is refused (a lone string too)."""
+    if isinstance(values, str | bytes):
+        raise InvalidName(f"{field}: a list of strings, not one string", field=field)
+    out: list[str] = []
+    for v in dict.fromkeys(values):
+        if not isinstance(v, str):
+            raise InvalidName(f"{field}: expected strings, got {type(v).__name__}", field=field)
+        out.append(v)
+    return out
 
 
 def check_text(value: object, *, field: str = "text", limit: int = MAX_TEXT) -> str:

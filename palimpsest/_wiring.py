@@ -33,6 +33,7 @@ from .engine.eraser import Eraser
 from .engine.events import Events
 from .engine.inspector import Inspector
 from .engine.materialise import Materialiser
+from .engine.pages import PageReader
 from .engine.reader import Reader
 from .engine.uses import UseLog
 from .engine.vocabulary import Vocabulary
@@ -66,6 +67,7 @@ class Parts:
     eraser: Eraser
     reader: Reader
     inspector: Inspector
+    pages: PageReader
     index: RecallIndex
     recall: Recaller
     reindexer: Reindexer
@@ -99,6 +101,7 @@ def build(
     embed = EmbedWorker(ctx, embedder, name_of=entities.name_of)
     writer = Writer(ctx, vocab, entities, mat, embed=embed, events=events)
     reader = Reader(ctx, vocab, entities, asof)
+    pages = PageReader(ctx, entities, vocab)
     # --- recall -------------------------------------------------------------------------
     index = RecallIndex(ctx, embedder)
     facts = FactRecall(store, entities, asof, embedder)
@@ -127,6 +130,7 @@ def build(
         eraser=Eraser(ctx, vocab, entities, mat, uses=uses, embed=embed, events=events),
         reader=reader,
         inspector=Inspector(ctx, vocab, entities, reader, writer, asof),
+        pages=pages,
         index=index,
         recall=Recaller(ctx, index, facts, uses=uses, embedder=embedder),
         reindexer=Reindexer(ctx, index, embed, embedder),
@@ -144,6 +148,7 @@ def build(
     )
     # --- who drops which cache when (engine/events.py) ----------------------------------
     events.on_names_changed(entities.forget)
+    events.on_names_changed(pages.forget)
     events.on_erased(facts.forget_statements)
     events.on_erased(index.forget_episodes)
     events.on_restored(index.drop)

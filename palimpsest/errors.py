@@ -85,6 +85,20 @@ class MemoryLocked(PalimpsestError):
     code = "memory_locked"
 
 
+class OwnerUnavailable(PalimpsestError):
+    """The owner process of a shared memory could not be reached or started; the call
+    was not made."""
+
+    code = "owner_unavailable"
+
+
+class OwnerLost(PalimpsestError):
+    """The owner process stopped while a call was under way: the call may or may not
+    have been applied (every call it acknowledged was)."""
+
+    code = "owner_lost"
+
+
 class StoreError(PalimpsestError):
     """The storage layer failed; the write it was part of did not happen."""
 
@@ -120,3 +134,18 @@ class EmbedderMismatch(PalimpsestError):
     """
 
     code = "embedder_mismatch"
+
+
+def error_class(code: str) -> type[PalimpsestError]:
+    """The class of an error code (e.g. from another process); the root for unknown codes.
+
+    >>> error_class("not_found").__name__
+    'NotFound'
+    """
+    todo: list[type[PalimpsestError]] = [PalimpsestError]
+    while todo:
+        cls = todo.pop()
+        if cls.code == code:
+            return cls
+        todo.extend(cls.__subclasses__())
+    return PalimpsestError

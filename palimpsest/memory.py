@@ -19,6 +19,7 @@ the clock, never earlier than the last one (`engine.context`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
@@ -33,11 +34,12 @@ from .consolidation.steps.unmerge import Unmerge
 from .engine.episodes import Episodes
 from .engine.eraser import Eraser
 from .engine.inspector import DEFAULT_NODES, Inspector
+from .engine.pages import PageReader
 from .engine.reader import Reader
 from .engine.rows import UNSET
 from .engine.vocabulary import Vocabulary, default_predicates
 from .engine.writer import IMPORT_BATCH, Writer
-from .errors import ValidationError
+from .errors import MemoryLocked, ValidationError
 from .models import (
     AuthorKind,
     Cardinality,
@@ -49,6 +51,7 @@ from .models import (
     Episode,
     Explanation,
     Fact,
+    GraphPage,
     Hit,
     Neighbourhood,
     Predicate,
@@ -107,7 +110,7 @@ class Memory:
         self._reader, self._inspector, self._episodes = p.reader, p.inspector, p.episodes
         self._index, self._recall, self._reindexer = p.index, p.recall, p.reindexer
         self._merge, self._unmerge, self._consolidation = p.merge, p.unmerge, p.consolidation
-        self._review = p.review
+        self._review, self._pages = p.review, p.pages
         self._exporter, self._restorer, self._importers = p.exporter, p.restorer, p.importers
 
     # --- lifecycle ---------------------------------------------------------------------
@@ -133,6 +136,8 @@ class Memory:
         (loaded on first use), any `recall.Embedder`, or None to recall by words
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
+        A memory another process owns (`palimpsest.owner`) raises MemoryLocked naming
+        `palimpsest.connect(path)`, which reaches it with these same verbs.
         `vector_threshold`: above this many episodes in a namespace, recall searches
         Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000),
         once the nightly consolidation or `reindex` has built it (recall never does).
@@ -153,7 +158,12 @@ class Memory:
 
             embedder = SentenceTransformerEmbedder()
         defaults = {p.name: p.cardinality for p in default_predicates()}
-        store = open_store(path, defaults=defaults)
+        try:
+            store = open_store(path, defaults=defaults)
+        except MemoryLocked as e:
+            from .owner.files import held
+
+            raise held(Path(path)) or e from None
         mem = cls(
             store,
             clock=clock or utcnow,
@@ -195,6 +205,17 @@ class Memory:
                 finally:
                     ctx.closed = True
                     self._store.close()
+
+    @contextmanager
+    def using(self, namespace: str) -> Iterator[Memory]:
+        """Calls from this thread default to `namespace` inside the block (an owner
+        serving clients of different namespaces at once; see `palimpsest.owner`).
+
+        >>> with mem.using("alice"):
+        ...     mem.facts("user")          # alice's
+        """
+        with self._ctx.defaulting(namespace):
+            yield self
 
     def __enter__(self) -> Memory:
         return self
@@ -341,28 +362,15 @@ class Memory:
     # --- reads (engine/reader.py) --------------------------------------------------------
     @_doc(Reader.facts)
     def facts(
-        self,
-        subject: str | None = None,
-        predicate: str | None = None,
-        object: str | None = None,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        include_quarantined: bool = False,
-        limit: int | None = None,
-        namespace: str | None = None,
-    ) -> list[Fact]:
-        ns = self._ns(namespace)
+        self, subject: str | None = None, predicate: str | None = None,
+        object: str | None = None, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, include_quarantined: bool = False,
+        limit: int | None = None, namespace: str | None = None,
+    ) -> list[Fact]:  # fmt: skip
         return self._reader.facts(
-            ns,
-            subject,
-            predicate,
-            object,
-            valid_at=valid_at,
-            known_at=known_at,
-            include_quarantined=include_quarantined,
-            limit=limit,
-        )
+            self._ns(namespace), subject, predicate, object, valid_at=valid_at,
+            known_at=known_at, include_quarantined=include_quarantined, limit=limit,
+        )  # fmt: skip
 
     @_doc(Reader.history)
     def history(
@@ -426,18 +434,11 @@ class Memory:
 
     @_doc(Inspector.timeline)
     def timeline(
-        self,
-        subject: str,
-        predicate: str | None = None,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        namespace: str | None = None,
-    ) -> Timeline:
-        ns = self._ns(namespace)
-        return self._inspector.timeline(
-            ns, subject, predicate, valid_at=valid_at, known_at=known_at
-        )
+        self, subject: str, predicate: str | None = None, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, namespace: str | None = None,
+    ) -> Timeline:  # fmt: skip
+        ns, v, k = self._ns(namespace), valid_at, known_at
+        return self._inspector.timeline(ns, subject, predicate, valid_at=v, known_at=k)
 
     @_doc(Inspector.explain)
     def explain(
@@ -447,42 +448,65 @@ class Memory:
 
     @_doc(Inspector.neighbourhood)
     def neighbourhood(
-        self,
-        name: str,
-        *,
-        hops: int = 1,
-        limit: int = DEFAULT_NODES,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
+        self, name: str, *, hops: int = 1, limit: int = DEFAULT_NODES,
+        valid_at: TimeLike | None = None, known_at: TimeLike | None = None,
         namespace: str | None = None,
-    ) -> Neighbourhood:
+    ) -> Neighbourhood:  # fmt: skip
         return self._inspector.neighbourhood(
             self._ns(namespace), name, hops=hops, limit=limit, valid_at=valid_at, known_at=known_at
         )
 
+    # --- the graph as entities and relations (engine/pages.py) -----------------------------
+    @_doc(Reader.facts_of)
+    def facts_of(
+        self, entity_ids: Iterable[str], predicates: Iterable[str], *,
+        valid_at: TimeLike | None = None, known_at: TimeLike | None = None,
+        include_quarantined: bool = False, namespace: str | None = None,
+    ) -> list[Fact]:  # fmt: skip
+        return self._reader.facts_of(
+            self._ns(namespace), entity_ids, predicates, valid_at=valid_at, known_at=known_at,
+            include_quarantined=include_quarantined,
+        )  # fmt: skip
+
+    @_doc(PageReader.entity_ids)
+    def entity_ids(
+        self, names: Iterable[str], *, namespace: str | None = None
+    ) -> dict[str, tuple[str, str]]:
+        return self._pages.entity_ids(self._ns(namespace), names)
+
+    @_doc(PageReader.page)
+    def graph_page(
+        self, search: str = "", *, type_predicate: str, note_predicate: str, offset: int = 0,
+        limit: int = 10_000, relation_limit: int = 50_000, note_limit: int = 1_000,
+        namespace: str | None = None,
+    ) -> GraphPage:  # fmt: skip
+        return self._pages.page(
+            self._ns(namespace), search, type_predicate=type_predicate,
+            note_predicate=note_predicate, offset=offset, limit=limit,
+            relation_limit=relation_limit, note_limit=note_limit,
+        )  # fmt: skip
+
+    @_doc(PageReader.nodes)
+    def graph_nodes(
+        self, entity_ids: Iterable[str], *, type_predicate: str, note_predicate: str,
+        namespace: str | None = None,
+    ) -> GraphPage:  # fmt: skip
+        return self._pages.nodes(
+            self._ns(namespace), entity_ids, type_predicate=type_predicate,
+            note_predicate=note_predicate,
+        )  # fmt: skip
+
     # --- recall (recall/) ----------------------------------------------------------------
     @_doc(Recaller.recall)
     def recall(
-        self,
-        query: str,
-        k: int = 5,
-        *,
-        valid_at: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        min_score: float | None = None,
-        diversity: float | None = None,
-        namespace: str | None = None,
-    ) -> list[Hit]:
-        ns = self._ns(namespace)
+        self, query: str, k: int = 5, *, valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None, min_score: float | None = None,
+        diversity: float | None = None, namespace: str | None = None,
+    ) -> list[Hit]:  # fmt: skip
         return self._recall.recall(
-            ns,
-            query,
-            k,
-            valid_at=valid_at,
-            known_at=known_at,
-            min_score=min_score,
-            diversity=diversity,
-        )
+            self._ns(namespace), query, k, valid_at=valid_at, known_at=known_at,
+            min_score=min_score, diversity=diversity,
+        )  # fmt: skip
 
     @_doc(Reindexer.reindex)
     def reindex(
@@ -505,14 +529,9 @@ class Memory:
     # --- consolidation (consolidation/) --------------------------------------------------
     @_doc(Consolidator.consolidate)
     def consolidate(
-        self,
-        *,
-        now: TimeLike | None = None,
-        dry_run: bool = False,
-        full: bool = False,
-        namespace: str | None = None,
-        progress: Callable[[str], None] | None = None,
-    ) -> ConsolidationReport:
+        self, *, now: TimeLike | None = None, dry_run: bool = False, full: bool = False,
+        namespace: str | None = None, progress: Callable[[str], None] | None = None,
+    ) -> ConsolidationReport:  # fmt: skip
         ns = self._ns(namespace)
         return self._consolidation.consolidate(
             ns, now=now, dry_run=dry_run, full=full, progress=progress
@@ -562,27 +581,18 @@ class Memory:
 
     @_doc(Importers.import_transcript)
     def import_transcript(
-        self,
-        lines: Iterable[str],
-        *,
-        namespace: str | None = None,
-        batch: int = 500,
+        self, lines: Iterable[str], *, namespace: str | None = None, batch: int = 500,
         progress: Progress | None = None,
-    ) -> dict[str, int]:
+    ) -> dict[str, int]:  # fmt: skip
         return self._importers.import_transcript(
             lines, namespace=namespace, batch=batch, progress=progress
         )
 
     @_doc(Importers.import_locomo)
     def import_locomo(
-        self,
-        text: str,
-        *,
-        conversations: Iterable[str] | None = None,
-        namespace: str | None = None,
-        batch: int = 500,
-        progress: Progress | None = None,
-    ) -> dict[str, int]:
+        self, text: str, *, conversations: Iterable[str] | None = None,
+        namespace: str | None = None, batch: int = 500, progress: Progress | None = None,
+    ) -> dict[str, int]:  # fmt: skip
         return self._importers.import_locomo(
             text, conversations=conversations, namespace=namespace, batch=batch, progress=progress
         )

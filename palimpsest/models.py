@@ -328,6 +328,40 @@ class Neighbourhood(_Model):
     truncated: bool = False  # more facts lay within reach than the limits let in
 
 
+class PageEntity(_Model):
+    """An entity of a `GraphPage`: its type (the type predicate's object; "value" for
+    an entity only ever a value object, "" when it has none) and notes, oldest first."""
+
+    id: str
+    name: str
+    type: str = ""
+    notes: list[str] = Field(default_factory=list)
+
+
+class PageRelation(_Model):
+    """A believed fact between two entities of a `GraphPage`, by their names."""
+
+    source: str
+    target: str
+    predicate: str
+
+
+class GraphPage(_Model):
+    """A page of the graph believed now (`Memory.graph_page`, `Memory.graph_nodes`),
+    with counts of what it left out.
+
+    >>> page = mem.graph_page("cello", type_predicate="entity_type", note_predicate="observation")
+    >>> [(e.name, e.type, e.notes) for e in page.entities]
+    [('Mira', 'person', ['plays the cello'])]
+    """
+
+    entities: list[PageEntity] = Field(default_factory=list)
+    relations: list[PageRelation] = Field(default_factory=list)
+    omitted_entities: int = 0
+    omitted_relations: int = 0
+    omitted_notes: int = 0
+
+
 class QuarantinedFact(_Model):
     """A quarantined claim waiting for review, why it waits and what the next run would do."""
 

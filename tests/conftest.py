@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The CLI run in this process opens memories itself instead of starting an owner process
+# in the background (tests/test_owner.py runs owners for real)
+os.environ.setdefault("PALIMPSEST_OWNER", "off")
 
 from palimpsest import Memory
 

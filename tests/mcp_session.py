@@ -72,6 +72,9 @@ def palimpsest_params(workdir: Path) -> Any:
     exe = Path(sys.executable).parent / "palimpsest"
     command = str(exe) if exe.exists() else (shutil.which("palimpsest") or "palimpsest")
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": os.environ["PATH"]}
+    env["PALIMPSEST_OWNER_IDLE"] = "3"  # the owner `palimpsest mcp` starts leaves soon after
+    if "PYTHONPATH" in os.environ:  # a checkout run ahead of the installed package
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(
         command=command, args=["mcp", "--no-models", "--path", str(workdir / "mem")], env=env
     )

@@ -19,6 +19,9 @@ K_BEFORE = "2000-01-01T00:00:00Z"
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    # commands open the memory themselves: no owner process stays behind a test
+    # (tests/test_owner.py runs commands through owners)
+    env["PALIMPSEST_OWNER"] = "off"
     env.update(extra or {})
     return env
 
@@ -377,7 +380,7 @@ def test_import_cli_does_not_load_kuzu() -> None:
 HELP_VERBS = [
     "assert", "end", "retract", "erase", "remember", "define-predicate", "facts", "history",
     "recall", "entity", "snapshot", "changes", "predicates", "stats", "demo", "serve",
-    "import", "export", "consolidate", "unmerge", "reindex", "mcp", "token",
+    "import", "export", "consolidate", "unmerge", "reindex", "mcp", "token", "owner",
 ]  # fmt: skip
 HEAVY = ("torch", "spacy", "sentence_transformers", "transformers")
 

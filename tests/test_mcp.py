@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from palimpsest import Memory
+from palimpsest.engine.pages import MAX_VIEW_FACTS
 from palimpsest.errors import NotFound, ValidationError
 from palimpsest.mcp import memory_compat as compat
-from palimpsest.mcp.memory_view import Views
 from palimpsest.mcp.protocol import Result, Tools, run_stdio
 
 from .conftest import Clock
@@ -298,6 +298,41 @@ def _abcd(mem: Memory) -> None:
     compat.create_relations(mem, [{"from": x, "to": y, "relationType": "r"} for x, y in rels])
 
 
+def test_the_graph_reads_are_public_verbs(mem: Memory, clock: Clock) -> None:
+    """What the memory-server tools read, `Memory` answers itself (so they run the same
+    through an owner): names to ids, the point query for many slots, graph pages."""
+    _abcd(mem)
+    compat.add_observations(mem, [{"entityName": "d", "contents": ["x1", "x2"]}])
+    clock.tick()
+    ids = mem.entity_ids(["A", "nobody", "c"])
+    assert set(ids) == {"a", "c"} and ids["a"][1] == "a"
+    a, c = ids["a"][0], ids["c"][0]
+    got = mem.facts_of([a, c, "en_unknown"], ["r", "entity_type", "no_such_predicate"])
+    assert sorted((f.subject, f.predicate, f.object) for f in got) == [
+        ("a", "entity_type", "t"),
+        ("a", "r", "b"),
+        ("a", "r", "c"),
+        ("c", "entity_type", "t"),
+        ("c", "r", "d"),
+    ]
+    assert all(f.status == "current" for f in got)
+    assert mem.facts_of([a], ["r"], known_at=clock.now - timedelta(days=1)) == []
+    shape = {"type_predicate": compat.ENTITY_TYPE, "note_predicate": compat.OBSERVATION}
+    page = mem.graph_page(limit=1, relation_limit=1, note_limit=1, **shape)
+    assert [(e.name, e.type) for e in page.entities] == [("a", "t")]
+    assert (page.omitted_entities, page.omitted_relations) == (3, 2)
+    d = mem.graph_page("X2", note_limit=1, **shape)
+    assert [(e.name, e.notes) for e in d.entities] == [("d", ["x1"])] and d.omitted_notes == 1
+    nodes = mem.graph_nodes([c, "en_unknown", a], **shape)
+    assert [e.name for e in nodes.entities] == ["c", "a"]
+    assert {(r.source, r.target) for r in nodes.relations} == {("a", "b"), ("a", "c"), ("c", "d")}
+    for bad in ("en_x", [1]):
+        with pytest.raises(ValidationError):
+            mem.facts_of(bad, ["r"])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        mem.graph_page(limit=0, **shape)
+
+
 def test_read_graph_pages_and_counts_what_it_leaves_out(mem: Memory, clock: Clock) -> None:
     _abcd(mem)
     clock.tick()
@@ -369,7 +404,7 @@ def test_bounded_reads_agree_with_the_whole_snapshot(mem: Memory, clock: Clock) 
 
 
 def test_the_view_answers_what_the_store_reads_answer(mem: Memory, clock: Clock) -> None:
-    """The served memory's reads come from an in-memory view of the graph (`Views`);
+    """The graph pages come from an in-memory view of the graph (`engine.graph_view`);
     they must answer exactly what the reads in Kùzu answer: same page, order, counts."""
     _abcd(mem)
     compat.create_entities(
@@ -388,26 +423,38 @@ def test_the_view_answers_what_the_store_reads_answer(mem: Memory, clock: Clock)
     clock.tick()
     compat.delete_relations(mem, [{"from": "a", "to": "b", "relationType": "r"}])
     clock.tick()
-    views = Views()
+    pages = mem._pages
+
+    def in_kuzu(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        pages.max_view_facts = -1  # no view: every page is read in Kùzu
+        pages.forget()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            pages.max_view_facts = MAX_VIEW_FACTS
+            pages.forget()
 
     def same() -> None:
         for needle in ("", "ROW", "person", "value", "a", "tea", "zed", "o", "nothing"):
             for limit, offset, rels, obs in [(500, 0, 1000, 1000), (1, 0, 1, 1), (3, 2, 2, 0)]:
                 args = {"limit": limit, "offset": offset, "relation_limit": rels}
                 args["observation_limit"] = obs
-                want = compat.search_nodes(mem, needle, **args)
-                assert compat.search_nodes(mem, needle, views=views, **args) == want, needle
-        assert compat.read_graph(mem, views=views) == compat.read_graph(mem)
+                want = in_kuzu(compat.search_nodes, mem, needle, **args)
+                assert compat.search_nodes(mem, needle, **args) == want, needle
+        assert compat.read_graph(mem) == in_kuzu(compat.read_graph, mem)
         names = ["Ada", "a", "b", "Zed", "Nova", "nobody", "ADA", "Oslo", "Rome"]
-        assert compat.open_nodes(mem, names, views=views) == compat.open_nodes(mem, names)
+        assert compat.open_nodes(mem, names) == in_kuzu(compat.open_nodes, mem, names)
 
     same()
-    assert views.get(mem) is not None  # the reads above came from the view
-    assert "Rome" not in str(compat.read_graph(mem, views=views))
+    assert [v for _, v in pages._views.values()] != [None]  # the reads above used the view
+    assert "Rome" not in str(compat.read_graph(mem))
     clock.tick(hours=2)  # a valid-time boundary passed: the view is read again
     same()
-    assert "Rome" in str(compat.read_graph(mem, views=views))
-    assert "Oslo" not in str(compat.read_graph(mem, views=views))
+    assert "Rome" in str(compat.read_graph(mem))
+    assert "Oslo" not in str(compat.read_graph(mem))
+    # a write moves the store's fact generation: the next page sees it
+    mem.assert_fact("Ada", "knows", "Quinn")
+    assert "Quinn" in str(compat.search_nodes(mem, "quinn"))
 
 
 def test_relations_are_additive_and_leave_the_vocabulary_alone(mem: Memory, clock: Clock) -> None:

@@ -653,6 +653,7 @@ SCRIPT = Path(sys.executable).parent / "palimpsest"
 def _cli(*args: str, path: Path, expect: int = 0, input: str | None = None) -> Any:
     base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "palimpsest.cli"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    env["PALIMPSEST_OWNER"] = "off"  # the command opens the memory: no owner stays behind
     proc = subprocess.run(
         [*base, "--path", str(path), *args],
         input=input,

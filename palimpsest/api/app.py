@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from fastapi import FastAPI
 
@@ -60,7 +62,9 @@ class ServerState:
     clock: Clock | None
     embedder: Embedder | Literal["minilm"] | None = "minilm"
     consolidator: Consolidator | None = None
+    share: bool = False  # reach an owner holding the memory; else own it, serving its socket
     _memory: Memory | None = field(default=None, repr=False)
+    _sharing: Sharing | None = field(default=None, repr=False)
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -68,16 +72,31 @@ class ServerState:
         return self._memory
 
     def open(self) -> None:
+        models = self.embedder is not None
+        if self.share:
+            self._sharing = Sharing(self.memory_path)
+            front = self._sharing.reach(self.default_namespace, models=models)
+            if front is not None:  # another process owns it: this server is a front
+                self._memory = front
+                return
         from ..memory import Memory
 
         self._resolve_models()
-        self._memory = Memory.open(
-            self.memory_path,
-            clock=self.clock,
-            namespace=self.default_namespace,
-            extractor=self.extractor,
-            embedder=self.embedder,
-        )
+        try:
+            self._memory = Memory.open(
+                self.memory_path,
+                clock=self.clock,
+                namespace=self.default_namespace,
+                extractor=self.extractor,
+                embedder=self.embedder,
+            )
+        except BaseException:
+            if self._sharing is not None:
+                self._sharing.release()
+                self._sharing = None
+            raise
+        if self._sharing is not None:
+            self._sharing.serve(self._memory, models=models)
 
     def _resolve_models(self) -> None:
         # built here rather than by Memory.open, so `warm` can reach them
@@ -93,6 +112,8 @@ class ServerState:
     def warm(self) -> None:
         """Load spaCy and MiniLM now (seconds each), so no request pays for them: the
         first `remember` or `recall` would otherwise wait past a client's time-out."""
+        if self._sharing is not None and self._sharing.fronting:
+            return  # the owner loads them
         if self.extractor is not None and not isinstance(self.extractor, str):
             self.extractor.extract("Warm up.", occurred_at=utcnow())
         if self.embedder is not None and not isinstance(self.embedder, str):
@@ -100,8 +121,59 @@ class ServerState:
 
     def close(self) -> None:
         mem, self._memory = self._memory, None
-        if mem is not None:
-            mem.close()
+        sharing, self._sharing = self._sharing, None
+        if sharing is not None:
+            sharing.stop()  # no new calls from the socket; those under way finish
+        try:
+            if mem is not None:
+                mem.close()
+        finally:
+            if sharing is not None:
+                sharing.release()  # last: another owner may open it now
+
+
+class Sharing:
+    """`palimpsest serve` and the memory's owner: it fronts the owner holding the memory,
+    or owns it itself, serving its socket to the user's other processes (`owner`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path).absolute()
+        self.fronting = False
+        self._fd: int | None = None
+        self._owner: Any = None
+
+    def reach(self, namespace: str, *, models: bool) -> Memory | None:
+        """A client of the owner when another process owns the memory; else None,
+        holding the owner lock (as `palimpsest serve`)."""
+        from .. import __version__
+        from ..owner import files
+        from ..owner.client import OwnerClient
+
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._fd = files.try_lock(self.path)
+        if self._fd is None:
+            self.fronting = True
+            return cast("Memory", OwnerClient(self.path, namespace=namespace))
+        started = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        holder = files.Holder(os.getpid(), started, models, kind="serve", version=__version__)
+        files.write_holder(self._fd, holder)
+        return None
+
+    def serve(self, mem: Memory, *, models: bool) -> None:
+        """Serve the memory this process opened on its socket."""
+        from ..owner.server import Owner
+
+        self._owner = Owner(mem, self.path, models=models, kind="serve")
+        self._owner.start()
+
+    def stop(self) -> None:
+        if self._owner is not None:
+            self._owner.stop()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def create_app(
@@ -117,6 +189,7 @@ def create_app(
     schedule_sleep: Sleep | None = None,
     address: tuple[str, int] | None = None,
     warm: bool = True,
+    share: bool = False,
 ) -> FastAPI:
     """The HTTP server over the memory at `memory_path`.
 
@@ -131,7 +204,10 @@ def create_app(
     schedule reads `clock`). `address` (host, port) is recorded in the memory
     directory while serving, so the CLI can name the server holding it. With
     `warm` (the default) the models load during startup, before the first request
-    is answered (uvicorn opens its port after the lifespan has started).
+    is answered (uvicorn opens its port after the lifespan has started). With
+    `share` (`palimpsest serve`), a memory another process owns is served through
+    that owner (`palimpsest.owner`), and one this server opens is served to the
+    user's other processes on its socket too, so MCP hosts and the CLI use it at once.
     """
     ns = names.check_namespace(default_namespace)
     tokens = None
@@ -148,6 +224,7 @@ def create_app(
         extractor=extractor,
         clock=clock,
         embedder=embedder,
+        share=share,
     )
     if consolidation is not None:
         state.consolidator = Consolidator(

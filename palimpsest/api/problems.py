@@ -57,6 +57,8 @@ STATUS: dict[str, int] = {
     "erased": 409,
     "not_quarantined": 409,
     "memory_locked": 423,
+    "owner_unavailable": 503,
+    "owner_lost": 503,
     "closed": 503,
     "store_error": 503,
     "store_unavailable": 503,

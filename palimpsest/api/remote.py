@@ -23,7 +23,7 @@ from urllib.parse import quote
 import httpx
 
 from ..engine.rows import UNSET
-from ..errors import MemoryLocked, PalimpsestError
+from ..errors import MemoryLocked, error_class
 from ..models import (
     Changes,
     EntityProfile,
@@ -39,16 +39,6 @@ from .address import Address, held_message
 
 PAGE = 1000
 TIMEOUT_S = 120.0
-
-
-def _error_class(code: str) -> type[PalimpsestError]:
-    todo: list[type[PalimpsestError]] = [PalimpsestError]
-    while todo:
-        cls = todo.pop()
-        if cls.code == code:
-            return cls
-        todo.extend(cls.__subclasses__())
-    return PalimpsestError
 
 
 class RemoteMemory:
@@ -112,7 +102,7 @@ class RemoteMemory:
                 code, detail = str(body["code"]), str(body["detail"])
             except (ValueError, KeyError, TypeError):
                 raise self.held(f" (it answered HTTP {r.status_code})") from None
-            err = _error_class(code)(detail)
+            err = error_class(code)(detail)
             err.code = code  # a code this client does not know keeps its name
             raise err
         return r.json()

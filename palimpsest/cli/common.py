@@ -34,6 +34,8 @@ DEFAULT_PATH = "palimpsest-data"  # the facade's default; repeated here to keep 
 ENV_PATH = "PALIMPSEST_PATH"
 ENV_DEBUG = "PALIMPSEST_DEBUG"
 ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for calls through a running server
+ENV_OWNER = "PALIMPSEST_OWNER"  # "auto": start the memory's owner when none runs; "off": never
+ENV_OWNER_IDLE = "PALIMPSEST_OWNER_IDLE"  # seconds an owner started here waits idle (600)
 AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
 
 
@@ -44,6 +46,28 @@ class CliError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """How commands reach a memory another process may hold (`palimpsest.owner`)."""
+
+    start: bool  # start an owner in the background when none runs
+    idle_timeout: float  # how long an owner started here waits without a client
+
+
+def sharing() -> Sharing:
+    mode = os.environ.get(ENV_OWNER, "auto").strip().lower() or "auto"
+    if mode not in ("auto", "off"):
+        raise CliError("invalid_input", f"{ENV_OWNER}: auto or off, not {mode!r}")
+    raw = os.environ.get(ENV_OWNER_IDLE, "").strip()
+    try:
+        idle = float(raw) if raw else 600.0
+    except ValueError:
+        idle = -1.0
+    if not idle > 0:
+        raise CliError("invalid_input", f"{ENV_OWNER_IDLE}: seconds (> 0), not {raw!r}")
+    return Sharing(start=mode == "auto", idle_timeout=idle)
 
 
 @dataclass(frozen=True)
@@ -81,8 +105,12 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
-    """Open the memory at --path; reads refuse to create one where there is none."""
+def open_memory(
+    ctx: typer.Context, *, create: bool = True, start: bool | None = None
+) -> Iterator[Memory]:
+    """The memory at --path, through its owner process (started in the background when
+    none runs, unless `start` or PALIMPSEST_OWNER=off say not), else opened here;
+    reads refuse to create one where there is none."""
     s = settings(ctx)
     if not create and not Path(s.path).exists():
         raise CliError(
@@ -90,6 +118,11 @@ def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
             f"no memory at {s.path!r} (pass --path or set {ENV_PATH}; "
             "a write such as `palimpsest remember` creates one)",
         )
+    client = reach_owner(s.path, s.namespace, start=sharing().start if start is None else start)
+    if client is not None:  # the memory's owner process answers every verb
+        with client:
+            yield cast("Memory", client)
+        return
     from ..errors import MemoryLocked
     from ..memory import Memory
 
@@ -112,6 +145,22 @@ def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
         return
     with mem:
         yield mem
+
+
+def reach_owner(path: str, namespace: str, *, start: bool) -> Any:
+    """A client of the memory's owner (an `OwnerClient`), started first if `start`;
+    None when none answers and none may start, or a server that does not share the
+    memory holds it (reached over HTTP instead)."""
+    from ..errors import OwnerUnavailable
+    from ..owner.client import OwnerClient
+
+    try:
+        return OwnerClient(path, namespace=namespace, start=False)
+    except OwnerUnavailable:
+        pass
+    if not start or held_by_server(path) is not None:
+        return None
+    return OwnerClient(path, namespace=namespace, idle_timeout=sharing().idle_timeout)
 
 
 def held_by_server(path: str) -> Exception | None:
@@ -152,7 +201,7 @@ def models_json(items: Sequence[BaseModel]) -> list[Any]:
 def valid_from_arg(value: str | None) -> Any:
     """`--from`: left out → the engine's default (the statement's time); `always` → None."""
     if value is None:
-        from ..memory import UNSET
+        from ..engine.rows import UNSET
 
         return UNSET
     if value.strip().lower() in ("always", "-inf"):

@@ -4,7 +4,10 @@ $ palimpsest --path ./memory mcp
 $ palimpsest mcp --no-models --path ./memory --namespace alice
 
 An MCP client (Claude Desktop, an IDE, an agent framework) starts this command
-and talks to it over stdin/stdout; see `palimpsest.mcp` for the tools.
+and talks to it over stdin/stdout; see `palimpsest.mcp` for the tools. It is a
+thin front for the memory's owner process, started in the background when none
+runs, so several hosts use one memory at once (`PALIMPSEST_OWNER=off`: open the
+memory in this process when no owner runs, as a single host may).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from .common import settings
+from .common import settings, sharing
 
 
 def mcp_cmd(
@@ -41,5 +44,12 @@ def mcp_cmd(
     from ..mcp.server import serve
 
     s = settings(ctx)
+    share = sharing()
     # MCP client configs list arguments after the command, so accept them here too
-    serve(path or s.path, namespace=namespace or s.namespace, models=not no_models)
+    serve(
+        path or s.path,
+        namespace=namespace or s.namespace,
+        models=not no_models,
+        start=share.start,
+        idle_timeout=share.idle_timeout,
+    )

@@ -21,6 +21,7 @@ from .common import (
     models_json,
     note,
     open_memory,
+    reach_owner,
     settings,
 )
 
@@ -78,12 +79,16 @@ def reindex_cmd(
     from contextlib import ExitStack
     from pathlib import Path
 
-    from ..memory import Memory
-
     s = settings(ctx)
     if not Path(s.path).exists():
         raise CliError("no_memory", f"no memory at {s.path!r}")
-    with Memory.open(s.path, namespace=s.namespace, extractor=None, reembed=re_embed) as mem:
+    # an owner answers it (without reopening); else opened here, re-embedding if asked
+    opened = reach_owner(s.path, s.namespace, start=False)
+    if opened is None:
+        from ..memory import Memory
+
+        opened = Memory.open(s.path, namespace=s.namespace, extractor=None, reembed=re_embed)
+    with opened as mem:
         report: dict[str, Any]
         if re_embed and not as_json:
             with ExitStack() as stack:

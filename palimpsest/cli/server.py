@@ -101,6 +101,7 @@ def serve_cmd(
         default_namespace=s.namespace,
         consolidation=schedule,
         address=(host, port),
+        share=True,  # MCP hosts, the CLI and scripts reach the memory through it too
     )
     if tokens is None and not is_loopback(host):
         note("warning: no --tokens: only loopback clients will be served")

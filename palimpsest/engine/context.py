@@ -14,6 +14,8 @@ guards every in-process cache the collaborators keep.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from .. import _names as names
@@ -38,7 +40,8 @@ class Context:
     ) -> None:
         self.store = store
         self.clock = clock
-        self.namespace = namespace
+        self._namespace = namespace
+        self._local = threading.local()  # a thread's own default (`defaulting`)
         self.lock = threading.RLock()
         self.last_k = last_k
         self.seq = seq
@@ -53,6 +56,27 @@ class Context:
         return cls(
             store, clock=clock, namespace=namespace, last_k=max(times) if times else None, seq=seq
         )
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace: this thread's inside `defaulting`, else the memory's."""
+        own: str | None = getattr(self._local, "namespace", None)
+        return self._namespace if own is None else own
+
+    @namespace.setter
+    def namespace(self, value: str) -> None:
+        self._namespace = value
+
+    @contextmanager
+    def defaulting(self, namespace: str) -> Iterator[None]:
+        """Calls from this thread default to `namespace` inside the block."""
+        ns = names.check_namespace(namespace)
+        before = getattr(self._local, "namespace", None)
+        self._local.namespace = ns
+        try:
+            yield
+        finally:
+            self._local.namespace = before
 
     def check_open(self) -> None:
         if self.closed:

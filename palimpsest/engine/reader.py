@@ -117,10 +117,8 @@ class Reader:
             slot = slot_id(ns, subj_id, pred)
             rows = [
                 r
-                for r in self._point(ns, slot, obj_id, v, k, include_quarantined)
-                if visible(r, known_at=k, valid_at=v)
-                and (include_quarantined or not r["quarantined"])
-                and (obj_id is None or r["object_id"] == obj_id)
+                for r in self._believed(ns, slot, obj_id, v, k, include_quarantined)
+                if obj_id is None or r["object_id"] == obj_id
             ]
             rows.sort(key=lambda r: (r["valid_from"] or MIN_TIME, r["object"]))
             return rows[:limit] if limit is not None else rows
@@ -135,7 +133,7 @@ class Reader:
             limit=limit,
         )
 
-    def _point(
+    def _believed(
         self,
         ns: str,
         slot: str,
@@ -144,7 +142,7 @@ class Reader:
         k: datetime,
         include_quarantined: bool,
     ) -> list[dict[str, Any]]:
-        """Versions that may answer a point query. A line (the slot of a `one` predicate,
+        """The slot's versions visible at (v, k). A line (the slot of a `one` predicate,
         or the named object's of a `many` one) holds the versions believed since its last
         change: known at or after that, the one start covering V answers (a primary-key
         read or two, whatever the history). Anything else reads the slot's journal."""
@@ -154,8 +152,45 @@ class Reader:
             ask = LineAsk(slot, ns, "", Reach(v, v))
             win = self._store.slots.line_windows({line: ask})[line]
             if win.changed_at is not None and win.changed_at <= k:
-                return [s.version for s in win.run if s.version is not None]
-        return self._store.slots.versions_at(slot, valid_at=v, known_at=k)
+                rows = [s.version for s in win.run if s.version is not None]
+                return [r for r in rows if visible(r, known_at=k, valid_at=v)]
+        return [
+            r
+            for r in self._store.slots.versions_at(slot, valid_at=v, known_at=k)
+            if include_quarantined or not r["quarantined"]
+        ]
+
+    def facts_of(
+        self,
+        ns: str,
+        entity_ids: Iterable[str],
+        predicates: Iterable[str],
+        *,
+        valid_at: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        include_quarantined: bool = False,
+    ) -> list[Fact]:
+        """The point query of `facts` for many subjects (by entity id) and predicates at
+        once: what each (subject, predicate) held at `valid_at` as believed at `known_at`.
+
+        >>> mira = mem.entity("Mira").entity.id
+        >>> [f.object for f in mem.facts_of([mira], ["lives_in", "plays"])]
+        ['Berlin', 'cello']
+
+        Predicates may be aliases; unknown ids and predicates give nothing.
+        """
+        v, k = self.times(valid_at, known_at)
+        ids = names.check_strings(entity_ids, field="entity_ids")
+        asked = names.check_strings(predicates, field="predicates")
+        found = (self._vocab.find(ns, p) for p in asked)
+        preds = dict.fromkeys(p.name for p in found if p is not None)
+        rows = [
+            r
+            for i in ids
+            for p in preds
+            for r in self._believed(ns, slot_id(ns, i, p), None, v, k, include_quarantined)
+        ]
+        return self.facts_from_rows(rows, valid_at=v, known_at=k)
 
     def facts_from_rows(
         self,

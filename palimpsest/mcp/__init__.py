@@ -8,8 +8,10 @@
   as facts), over `memory_graph` (writes), `memory_reads` and `memory_json` (the
   official server's memory.json, in and out);
 - `protocol`: the MCP stdio protocol (initialize, tools/list, tools/call), written
-  out: the official SDK's import alone takes longer than the official server's start;
-- `memory_view`: the graph held in memory for the memory server's reads.
+  out: the official SDK's import alone takes longer than the official server's start.
+
+Every tool calls `Memory`'s public verbs only, so it behaves the same on a memory
+opened in this process and on one reached through its owner (`palimpsest.owner`).
 
 Nothing here imports the `mcp` SDK (its client drives this server in the tests);
 only `palimpsest mcp` imports `server`.

@@ -21,7 +21,6 @@ from .protocol import Result, Tools
 
 if TYPE_CHECKING:
     from ..memory import Memory
-    from .memory_view import Views
 
 
 class Entity(TypedDict):
@@ -95,10 +94,9 @@ def register(
     server: Tools,
     mem: Memory,
     call: Callable[..., Result],
-    views: Views,
 ) -> None:
     """The official memory server's tools (same names and input shapes). `call` runs a
-    tool (`reads=True`: one that writes nothing); the reads answer from `views`."""
+    tool, turning engine errors into tool errors."""
 
     @server.tool()
     def create_entities(entities: list[Entity]) -> Result:
@@ -215,10 +213,8 @@ def register(
                     relation_limit=relation_limit,
                     offset=offset,
                     observation_limit=observation_limit,
-                    views=views,
                 )
             ),
-            reads=True,
         )
 
     @server.tool()
@@ -238,10 +234,7 @@ def register(
         name, type or an observation contains it (case-insensitive), and the relations
         touching them. Bounded like read_graph (10000 entities), beyond which it pages."""
         return call(
-            lambda: _graph(
-                compat.search_nodes(mem, query, limit=limit, offset=offset, views=views)
-            ),
-            reads=True,
+            lambda: _graph(compat.search_nodes(mem, query, limit=limit, offset=offset)),
         )
 
     @server.tool()
@@ -249,7 +242,7 @@ def register(
         names: Annotated[list[str], Field(description="An array of entity names to retrieve")],
     ) -> Result:
         """Open specific nodes in the knowledge graph by their names"""
-        return call(lambda: _graph(compat.open_nodes(mem, names, views=views)), reads=True)
+        return call(lambda: _graph(compat.open_nodes(mem, names)))
 
 
 def _graph(data: dict[str, Any]) -> Result:

@@ -12,7 +12,10 @@ Two sets of tools share one `Memory`, opened once for the life of the process:
   `read_graph`, `search_nodes`, `open_nodes`) with its names and input shapes, so
   prompts written for it keep working (tools: `memory_tools`; mapping: `memory_compat`).
 
-Every result is a JSON object, as structured content and as text (the
+`palimpsest mcp` is a thin front: the memory's owner process holds it (started
+in the background if none runs) and this process loads neither Kùzu's memory nor
+a model; several hosts so share one memory (`palimpsest.owner`). Every result is
+a JSON object, as structured content and as text (the
 memory-server deletes answer with a sentence, as that server does). Engine
 errors come back as tool errors reading `error [<code>]: <message>`; the
 server keeps running. Lists that can grow with the memory are bounded and
@@ -23,6 +26,7 @@ answered (`protocol.run_stdio`); the first call waits for it.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -34,7 +38,6 @@ from pydantic import BaseModel, Field
 from ..errors import PalimpsestError, ValidationError
 from . import memory_tools
 from .memory_tools import ok as _ok
-from .memory_view import Views
 from .metadata import described
 from .protocol import Result, Tools, run_stdio
 
@@ -92,7 +95,7 @@ def _bounded(items: Sequence[Any], limit: int) -> tuple[list[Any], int]:
 
 def _since_always(value: str | None) -> Any:
     """A valid_from argument: omitted -> the reference time; "always" -> unbounded."""
-    from ..memory import UNSET
+    from ..engine.rows import UNSET
 
     if value is None:
         return UNSET
@@ -104,17 +107,13 @@ def build_server(mem: Memory) -> Tools:
     """The tools (not yet served) acting on `mem`, one call at a time."""
     server = Tools(describe=described)
     lock = threading.Lock()  # one call at a time: the engine wants one writer
-    views = Views()  # the memory server's graph, for its reads; any other call may write
 
-    def call(fn: Callable[[], Result], *, reads: bool = False) -> Result:
+    def call(fn: Callable[[], Result]) -> Result:
         with lock:
             try:
                 return fn()
             except PalimpsestError as e:
                 return _error(e)
-            finally:
-                if not reads:
-                    views.forget()
 
     # --- engine verbs --------------------------------------------------------------------------
     @server.tool()
@@ -197,7 +196,7 @@ def build_server(mem: Memory) -> Tools:
         ended."""
 
         def run() -> Result:
-            from ..memory import UNSET
+            from ..engine.rows import UNSET
 
             return _ok(
                 _dump(mem.end_fact(subject, predicate, object, at=UNSET if at is None else at))
@@ -337,7 +336,7 @@ def build_server(mem: Memory) -> Tools:
         every change with its reason. dry_run shows without changing."""
         return call(lambda: _ok(_dump(mem.consolidate(dry_run=dry_run))))
 
-    memory_tools.register(server, mem, call, views)
+    memory_tools.register(server, mem, call)
     return server
 
 
@@ -346,8 +345,13 @@ def serve(
     *,
     namespace: str = "default",
     models: bool = True,
+    share: bool = True,
+    start: bool = True,
+    idle_timeout: float | None = None,
 ) -> None:
-    """Open the memory once and serve it over stdio until the client hangs up.
+    """Serve the memory over stdio until the client hangs up: through its owner process
+    (`palimpsest.owner`; started if none runs and `start`), or, with `share` off or no
+    owner to reach, opened in this process.
 
     >>> serve("palimpsest-data", models=False)   # no spaCy, no MiniLM: words-only recall
     """
@@ -355,8 +359,7 @@ def serve(
 
     if not isinstance(models, bool):
         raise ValidationError("models: true or false", field="models")
-    _remember_missing_modules()
-    mem = _Opening(path, namespace, models)
+    mem = _Opening(path, namespace, models, share=share, start=start, idle=idle_timeout)
     try:
         run_stdio(
             build_server(cast("Memory", mem)),
@@ -385,26 +388,42 @@ def _remember_missing_modules(names: Sequence[str] = ("pandas", "polars")) -> No
 
 
 class _Opening:
-    """The memory, opened on a thread of its own from the start, so the host's
-    `initialize` and `tools/list` are answered meanwhile; the first tool call waits
-    for it (and meets the error, if opening failed)."""
+    """The memory, reached on a thread of its own from the start (its owner, maybe
+    started now, or opened here), so the host's `initialize` and `tools/list` are
+    answered meanwhile; the first tool call waits for it (and meets the error, if
+    reaching it failed)."""
 
-    def __init__(self, path: str | Path, namespace: str, models: bool) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        namespace: str,
+        models: bool,
+        *,
+        share: bool = True,
+        start: bool = True,
+        idle: float | None = None,
+    ) -> None:
         self._mem: Memory | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._open, args=(path, namespace, models), name="open-memory", daemon=True
+            target=self._open,
+            args=(path, namespace, models, share, start, idle),
+            name="open-memory",
+            daemon=True,
         )
         self._thread.start()
 
-    def _open(self, path: str | Path, namespace: str, models: bool) -> None:
-        from ..memory import Memory
-
+    def _open(
+        self,
+        path: str | Path,
+        namespace: str,
+        models: bool,
+        share: bool,
+        start: bool,
+        idle: float | None,
+    ) -> None:
         try:
-            if models:
-                self._mem = Memory.open(path, namespace=namespace)
-            else:
-                self._mem = Memory.open(path, namespace=namespace, extractor=None, embedder=None)
+            self._mem = _reach(path, namespace, models, share, start, idle)
         except BaseException as e:  # raised again by every use
             self._error = e
 
@@ -422,3 +441,41 @@ class _Opening:
         self._thread.join()
         if self._mem is not None:
             self._mem.close()
+
+
+def _reach(
+    path: str | Path, namespace: str, models: bool, share: bool, start: bool, idle: float | None
+) -> Memory:
+    """The memory's owner (a thin front: this process loads no model), or the memory
+    opened here when sharing is off or no owner answers and none may be started."""
+    if share:
+        from ..errors import OwnerUnavailable
+        from ..owner.client import DEFAULT_IDLE, OwnerClient
+
+        try:
+            client = OwnerClient(
+                path,
+                namespace=namespace,
+                models=models,
+                start=start,
+                idle_timeout=DEFAULT_IDLE if idle is None else idle,
+            )
+        except OwnerUnavailable:
+            if start:
+                raise
+        else:
+            if models and not client.models:
+                print(
+                    f"palimpsest mcp: the owner of {str(path)!r} runs without models "
+                    "(started with --no-models): remember stores no facts, recall matches "
+                    "words only, until it stops",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return cast("Memory", client)
+    _remember_missing_modules()  # this process runs the queries itself
+    from ..memory import Memory
+
+    if models:
+        return Memory.open(path, namespace=namespace)
+    return Memory.open(path, namespace=namespace, extractor=None, embedder=None)
