@@ -94,7 +94,10 @@ def deictic(tokens: list[Token], *, definite: bool = False) -> bool:
         return True  # "all the yellow leaves" as the object itself
     if first.i == 0:
         return False
-    before = _lw(first.doc[first.i - 1])
+    j = first.i - 1
+    while j > 0 and (first.doc[j].like_num or first.doc[j].pos_ == "ADJ"):
+        j -= 1  # "that first movie", "this amazing series": the pointing word before
+    before = _lw(first.doc[j])
     if before == "the" and first.i > 1 and _lw(first.doc[first.i - 2]) == "all":
         return True  # "all the yellow leaves"
     return before in _DEICTIC or (definite and before == "the")
