@@ -11,8 +11,8 @@ A type comes from the surest source that speaks, in this order:
    the relatives, friends and pets a text names are people and animals;
 2. the predicate, when it fixes what its object is (``lives_in`` a place,
    ``works_at`` an organization, ``attended`` an event, ``pet`` an animal);
-3. spaCy's named-entity label of the words (PERSON, GPE, ORG, WORK_OF_ART, ...);
-4. a gerund ("hiking in the mountains") is an activity;
+3. a gerund ("hiking in the mountains") is an activity;
+4. spaCy's named-entity label of the words (PERSON, GPE, ORG, WORK_OF_ART, ...);
 5. WordNet's lexicographer class of the head noun (``noun.artifact`` -> object,
    ``noun.act`` -> activity; see ``_wordnet``);
 6. otherwise ``thing``.
@@ -124,14 +124,14 @@ def object_kind(
     fixed = _RANGES.get(predicate)
     if fixed is not None:
         return fixed
-    ner = _ner(span)
-    if ner is not None:
-        return ner
     words = [_lw(t) for t in span] if span else obj.casefold().split()
     if not words:
         return "thing"
     if (span and span[0].tag_ == "VBG") or (not span and words[0].endswith("ing")):
-        return "activity"  # "hiking in the mountains", "building up confidence"
+        return "activity"  # "hiking in the mountains", 'reading "Charlotte's Web"'
+    ner = _ner(span)
+    if ner is not None:
+        return ner
     head = _head(words)
     if span:  # the head's lemma: "leaves" -> "leaf"
         head = next((str(t.lemma_).lower() for t in span if _lw(t) == head), head)
