@@ -52,8 +52,9 @@ _MODALS = {
     "try": "mood_want", "need": "mood_want", "dream": "mood_want",
 }  # fmt: skip
 _NEGATIONS = {"not", "n't", "never", "no", "nobody", "nothing"}
-# Lemmas of an intention, not a deed ("planning a trip", "off to bake").
-_INTENT = {"plan", "planning", "planned", "off", "about", "intend", "prepare", "aim"}
+# Lemmas of an intention, not a deed ("planning a trip", "aiming to"); "off to" and
+# "about to" are read apart ("passionate about" is no intention).
+_INTENT = {"plan", "intend", "prepare", "aim"}
 _ANOTHER = {"another", "more", "other", "others", "else"}
 _SOME = {"some", "few", "several", "lots", "lot", "kinds", "bunch"}
 _POINTING = {"this", "that", "these", "those", "all"}
@@ -146,14 +147,16 @@ def features(
     sent_words = [_lw(t) for t in sent]
     if "?" in "".join(t.text for t in sent):
         on("mood_question")
-    for t in before:
+    for i, t in enumerate(before):
         w, lemma = _lw(t), str(t.lemma_).lower()
+        if w in ("off", "about") and i + 1 < len(before) and _lw(before[i + 1]) == "to":
+            on("intent")  # "I'm off to bake", "about to leave"
         mood = _MODALS.get(w) or _MODALS.get(lemma)
         if mood is not None:
             on(mood)
         if w in _NEGATIONS:
             on("negated")
-        if w in _INTENT or lemma in _INTENT:
+        if lemma in _INTENT and t.pos_ == "VERB":
             on("intent")
         if w in ("we", "us", "our"):
             on("sentence_we")
