@@ -255,7 +255,7 @@ def summary(p: np.ndarray, y: np.ndarray, t: float) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--precision", type=float, default=0.92, help="target of the threshold")
+    ap.add_argument("--precision", type=float, default=0.90, help="target of the threshold")
     ap.add_argument("--dry-run", action="store_true", help="print, write nothing")
     ap.add_argument("--no-gold", action="store_true", help="LoCoMo candidates only")
     ap.add_argument("--minilm", action="store_true", help="compare with MiniLM clause vectors")
