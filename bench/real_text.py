@@ -5,6 +5,7 @@
     python bench/real_text.py --holdout          # holdout splits, aggregates only
     python bench/real_text.py --save NAME        # bench/results/real-text-<date>-NAME.json
     python bench/real_text.py --dump /tmp/f.jsonl  # every dev fact with its turn (dev only)
+    python bench/real_text.py --gate folds       # only the held-out run of the gate (below)
 
 Everything goes through the engine as it ships: `Memory.open` with its default
 extractor (spaCy en_core_web_sm) and embedder (MiniLM), `remember_many` in,
@@ -17,7 +18,10 @@ behind `palimpsest import --format locomo`), both speakers `author_kind="user"`,
 `addressee` the other speaker. Measured over every fact on the episodes that
 `remember_many` returns:
 
-- **yield**: facts per 100 turns.
+- **hand-judged precision**: the share of *active* facts (not quarantined) that the
+  hand verdicts (`bench/data/precision_locomo_dev_round4*.jsonl`, the rule in
+  `bench/data/precision_rule.md`) call correct, with how many active facts had one.
+- **yield**: facts per 100 turns, and active facts per 100 turns.
 - **supported**: share of facts whose turn is cited by one of LoCoMo's own
   `observation` lines that names the fact's subject (every content word of the
   subject) and contains at least half of the object's content words.
@@ -32,6 +36,13 @@ behind `palimpsest import --format locomo`), both speakers `author_kind="user"`,
   no date ("three years", "UK") are left out of the denominator and counted.
 - also: the share of facts that are active (not quarantined), how many facts
   `snapshot()` holds at the end, and the most common predicates.
+
+The precision gate (issue 31) is fitted on these very conversations, so on the
+development split LoCoMo is read twice: first with **held-out folds** (each
+conversation read by the gate `bench/train_gate.py` fitted on the other four alone,
+`bench/data/gate_folds.json`: the honest numbers), then with the **packaged** gate
+(in-sample: it was fitted on all five). `--gate none` reads with no gate (the rules'
+confidence floor alone). `--holdout` uses the packaged gate only.
 
 Content words: casefolded alphanumeric words, minus a stop list, with a crude
 suffix stemmer (painting/painted/paints -> paint).
@@ -65,7 +76,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -89,6 +100,7 @@ from real_text_gold import (  # noqa: E402
 )
 
 from palimpsest import Memory  # noqa: E402
+from palimpsest.extraction import SpacyExtractor  # noqa: E402
 from palimpsest.transfer import parse_locomo  # noqa: E402
 
 DATA = Path(os.environ.get("PALIMPSEST_EVAL_DATA", "/work/shared/data"))
@@ -97,6 +109,18 @@ TIMEQA_DEV = DATA / "timeqa" / "human_annotated_train.json"
 TIMEQA_HOLDOUT = DATA / "timeqa" / "human_annotated_test.json"
 LOCOMO_DEV = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")
 LOCOMO_HOLDOUT = ("conv-44", "conv-47", "conv-48", "conv-49", "conv-50")
+FOLDS = ROOT / "bench" / "data" / "gate_folds.json"
+# hand verdicts of every development candidate (issue 31; made before any gate was fitted;
+# round 4b re-judges the readings that changed after): they score the dev runs' active facts
+JUDGED = (
+    ROOT / "bench" / "data" / "precision_locomo_dev_round4.jsonl",
+    ROOT / "bench" / "data" / "precision_locomo_dev_round4b.jsonl",
+)
+_RUNS = {
+    "folds": "held-out folds (each conversation by a gate fitted on the other four)",
+    "default": "packaged (on dev: in-sample, fitted on these conversations)",
+    "none": "none (the rules' confidence floor)",
+}
 # Undated document facts start when the document is read; questions ask about the past.
 DOC_CLOCK = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -115,6 +139,8 @@ class ConvStats:
     dated: int = 0
     dated_of: int = 0
     dated_skipped: int = 0
+    judged: int = 0  # active facts with a hand verdict
+    judged_right: int = 0
     ingest_s: float = 0.0
     predicates: Counter[str] = field(default_factory=Counter)
 
@@ -144,7 +170,12 @@ def run_locomo(
     *,
     embedder: str | None,
     dump: Any = None,
+    gates: Mapping[str, Any] | None = None,
+    judged: Mapping[tuple[str, ...], bool] | None = None,
 ) -> dict[str, ConvStats]:
+    """`gates`: the precision gate to read each conversation with (conversation id ->
+    a `PrecisionGate`, or None for no gate); absent: the packaged gate. `judged`: hand
+    verdicts by `verdict_key`, looked up for every active fact."""
     out: dict[str, ConvStats] = {}
     raw = LOCOMO.read_text()
     for sample in samples:
@@ -163,7 +194,12 @@ def run_locomo(
         obs = _observations(sample)
         with (
             tempfile.TemporaryDirectory() as tmp,
-            Memory.open(Path(tmp) / "m", clock=lambda t=now: t, embedder=embedder) as mem,
+            Memory.open(
+                Path(tmp) / "m",
+                clock=lambda t=now: t,
+                embedder=embedder,
+                extractor=SpacyExtractor(gate=gates[cid]) if gates is not None else "spacy",
+            ) as mem,
         ):
             t0 = time.perf_counter()
             eps = mem.remember_many(items)
@@ -175,6 +211,10 @@ def run_locomo(
             for f in ep.facts:
                 st.facts += 1
                 st.active += not f.quarantined
+                verdict = (judged or {}).get(verdict_key(cid, item["source"] or "", f))
+                if verdict is not None and not f.quarantined:
+                    st.judged += 1
+                    st.judged_right += verdict
                 st.predicates[f.predicate] += 1
                 lines = obs.get(item["source"] or "", [])
                 subj, objw = content(f.subject), content(f.object or "")
@@ -196,6 +236,7 @@ def run_locomo(
                                 "valid_from": f.valid_from.isoformat() if f.valid_from else None,
                                 "valid_to": f.valid_to.isoformat() if f.valid_to else None,
                                 "quarantined": f.quarantined,
+                                "confidence": f.confidence,
                                 "supported": ok,
                                 "observations": lines,
                             }
@@ -229,12 +270,41 @@ def run_locomo(
     return out
 
 
+def verdict_key(conv: str, dia: str, f: Any) -> tuple[str, ...]:
+    """A judged fact: its turn, its reading and the day it starts (bench/train_gate.py's
+    key: a fact re-dated is another reading)."""
+    day = f.valid_from.isoformat()[:10] if f.valid_from else ""
+    obj = " ".join((f.object or "").split()).casefold()
+    return (conv, dia, f.subject.casefold(), f.predicate, obj, f.op, day)
+
+
+def load_verdicts(paths: Sequence[Path]) -> dict[tuple[str, ...], bool]:
+    """Hand verdicts (bench/data/precision_locomo_dev_round*.jsonl), later files winning."""
+    out: dict[tuple[str, ...], bool] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            d = json.loads(line)
+            obj = " ".join((d["object"] or "").split()).casefold()
+            day = (d["valid_from"] or "")[:10]
+            key = (d["conv"], d["dia_id"], d["subject"].casefold(), d["predicate"], obj, d["op"])
+            out[(*key, day)] = d["verdict"] == "correct"
+    return out
+
+
+def fold_gates() -> dict[str, Any]:
+    """Each development conversation's gate fitted on the other four (bench/train_gate.py)."""
+    from palimpsest.extraction._precision import PrecisionGate
+
+    folds = json.loads(FOLDS.read_text())
+    return {cid: PrecisionGate.from_dict(w) for cid, w in folds.items()}
+
+
 def locomo_summary(stats: dict[str, ConvStats]) -> dict[str, Any]:
     tot = ConvStats()
     for s in stats.values():
         for k in (
             "turns", "facts", "supported", "active", "snapshot", "answerable", "answerable_of",
-            "dated", "dated_of", "dated_skipped",
+            "dated", "dated_of", "dated_skipped", "judged", "judged_right",
         ):  # fmt: skip
             setattr(tot, k, getattr(tot, k) + getattr(s, k))
         tot.ingest_s += s.ingest_s
@@ -244,6 +314,10 @@ def locomo_summary(stats: dict[str, ConvStats]) -> dict[str, Any]:
         "turns": tot.turns,
         "facts": tot.facts,
         "yield_per_100_turns": round(100 * ratio(tot.facts, tot.turns), 2),
+        "active_facts": tot.active,
+        "active_per_100_turns": round(100 * ratio(tot.active, tot.turns), 2),
+        "judged_active": tot.judged,
+        "judged_precision": round(ratio(tot.judged_right, tot.judged), 3),
         "supported": round(ratio(tot.supported, tot.facts), 3),
         "active_share": round(ratio(tot.active, tot.facts), 3),
         "snapshot_facts": tot.snapshot,
@@ -328,8 +402,14 @@ def run_timeqa(path: Path, *, embedder: str | None) -> dict[str, Any]:
 
 def _print_locomo(title: str, s: dict[str, Any], *, items: bool) -> None:
     print(f"\n## LoCoMo {title}: {s['turns']} turns, {s['facts']} facts")
+    if s["judged_active"]:
+        print(
+            f"hand-judged precision of active facts {s['judged_precision']} "
+            f"({s['judged_active']} of {s['active_facts']} active facts judged)"
+        )
     print(
-        f"yield {s['yield_per_100_turns']} /100 turns | supported {s['supported']} | "
+        f"yield {s['yield_per_100_turns']} /100 turns, active {s['active_per_100_turns']} "
+        f"/100 turns | supported {s['supported']} | "
         f"answerable {s['answerable']} (of {s['answerable_questions']}) | "
         f"dated {s['dated']} (of {s['dated_questions']}; "
         f"{s['dated_not_a_date']} answers no date) | "
@@ -350,6 +430,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--dump", metavar="FILE", help="dev facts as jsonl (outside the repo)")
     ap.add_argument("--no-embedder", action="store_true", help="faster: no MiniLM (same facts)")
     ap.add_argument("--conv", action="append", help="dev conversation(s) only, e.g. conv-26")
+    ap.add_argument(
+        "--gate",
+        choices=("both", "folds", "default", "none"),
+        default="both",
+        help="folds: each dev conversation read by the gate fitted on the other four "
+        "(held-out); default: the packaged gate (in-sample on dev); both (dev default): "
+        "folds, then default; none: no gate (the rules' confidence floor)",
+    )
+    ap.add_argument(
+        "--judged",
+        type=Path,
+        action="append",
+        help="hand verdicts to score active facts with (default: rounds 4 and 4b)",
+    )
     args = ap.parse_args(argv)
     if args.holdout and args.dump:
         ap.error("--dump is for the development split only")
@@ -366,18 +460,33 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not args.holdout and set(wanted) - set(LOCOMO_DEV):
             ap.error("--conv takes development conversations only")
         samples = [s for s in json.loads(LOCOMO.read_text()) if s["sample_id"] in wanted]
-        dump = open(args.dump, "w") if args.dump else None  # noqa: SIM115
-        try:
-            stats = run_locomo(samples, embedder=embedder, dump=dump)
-        finally:
-            if dump is not None:
-                dump.close()
-        summary = locomo_summary(stats)
+        judged = {} if args.holdout else load_verdicts(args.judged or JUDGED)
+        runs = {"both": ("folds", "default")}.get(args.gate, (args.gate,))
         if args.holdout:
-            summary.pop("per_conversation")
-            summary.pop("top_predicates")
-        report["locomo"] = summary
-        _print_locomo(split, summary, items=not args.holdout)
+            runs = ("default",)  # the packaged gate never saw a holdout conversation
+        for run in runs:
+            gates = (
+                fold_gates()
+                if run == "folds"
+                else {s["sample_id"]: None for s in samples}
+                if run == "none"
+                else None
+            )
+            dump = open(args.dump, "w") if args.dump and run == runs[0] else None  # noqa: SIM115
+            try:
+                stats = run_locomo(
+                    samples, embedder=embedder, dump=dump, gates=gates, judged=judged
+                )
+            finally:
+                if dump is not None:
+                    dump.close()
+            summary = locomo_summary(stats)
+            if args.holdout:
+                summary.pop("per_conversation")
+                summary.pop("top_predicates")
+            report["locomo" if run == runs[0] else f"locomo_{run}"] = summary
+            report.setdefault("gates", []).append(run)
+            _print_locomo(f"{split}, gate {_RUNS[run]}", summary, items=not args.holdout)
     if args.only in (None, "timeqa"):
         tq = run_timeqa(TIMEQA_HOLDOUT if args.holdout else TIMEQA_DEV, embedder=embedder)
         report["timeqa"] = tq

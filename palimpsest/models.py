@@ -176,22 +176,27 @@ class Snapshot(_Model):
     known_at: UTCDatetime
     namespace: str = "default"
     entities: list[EntityFacts] = Field(default_factory=list)
+    # entity id -> its type (person, place, organization, ...), for every entity named
+    types: dict[str, str] = Field(default_factory=dict)
 
     @property
     def facts(self) -> list[Fact]:
         return [f for group in self.entities for f in group.facts]
 
     def to_networkx(self) -> nx.MultiDiGraph:
-        """Entities as nodes (keyed by id), facts as edges keyed by assertion id.
+        """Entities as nodes (keyed by id, with their name and type), facts as edges keyed
+        by assertion id.
 
-        >>> g = mem.snapshot().to_networkx(); g.number_of_edges()
+        >>> g = mem.snapshot().to_networkx(); g.nodes[caroline_id]["type"]
+        'person'
         """
         import networkx as nx
 
         g = nx.MultiDiGraph(valid_at=self.valid_at, known_at=self.known_at)
+        types = self.types
         for f in self.facts:
-            g.add_node(f.subject_id, name=f.subject)
-            g.add_node(f.object_id, name=f.object)
+            g.add_node(f.subject_id, name=f.subject, type=types.get(f.subject_id or "", "thing"))
+            g.add_node(f.object_id, name=f.object, type=types.get(f.object_id or "", "thing"))
             g.add_edge(
                 f.subject_id,
                 f.object_id,

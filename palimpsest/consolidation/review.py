@@ -39,6 +39,7 @@ class Reviewer:
     def __init__(self, tools: Tools, *, promote: Promote, embed: EmbedWorker) -> None:
         self._ctx, self._writer, self._decisions = tools.ctx, tools.writer, tools.decisions
         self._store = tools.ctx.store
+        self._gate = self._store.consolidation  # the gate's reasons, per assertion
         self._promote = promote
         self._embed = embed
 
@@ -70,6 +71,7 @@ class Reviewer:
                 for c in d.claims
             }
             cited = self._store.names.episodes_by_id([e for a in page for e in a["evidence"] or []])
+            held = {a["id"]: self._gate.decision(a["id"]) for a in page}
             out = []
             for a in page:
                 evidence = [
@@ -80,7 +82,7 @@ class Reviewer:
                 out.append(
                     QuarantinedFact(
                         fact=self._writer.fact(a, status="quarantined"),
-                        why=_why(a, evidence),
+                        why=_why(a, evidence, held[a["id"]]),
                         pending=pending.get(a["id"]),
                         evidence=evidence,
                     )
@@ -140,15 +142,20 @@ def _reason(reason: object) -> str:
     return why.strip()
 
 
-def _why(a: Mapping[str, Any], evidence: list[Episode]) -> list[str]:
-    """Why a claim waits, in words (DESIGN.md "Trust, quarantine, promotion")."""
+def _why(
+    a: Mapping[str, Any], evidence: list[Episode], decision: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Why a claim waits, in words (DESIGN.md "Trust, quarantine, promotion"); `decision`
+    is the one kept with its assertion (step "gate": why the precision gate held it)."""
     out = []
     if a["author_kind"] not in TRUSTED:
         out.append(
             f"said by a {a['author_kind'].replace('_', ' ')}, not the user: other sources wait"
             " for independent corroboration"
         )
-    if a["confidence"] < CONFIDENCE_FLOOR:
+    if decision is not None and decision["step"] == "gate":
+        out.append(decision["reason"])
+    elif a["confidence"] < CONFIDENCE_FLOOR:
         out.append(f"a weak reading (confidence {a['confidence']:.2f} < {CONFIDENCE_FLOOR})")
     if a["origin"] == "instruction":
         out.append("reads as an instruction: corroboration alone never promotes it")

@@ -191,6 +191,7 @@ class Episodes:
                     store.names.create_episodes(rows)
                     self._index.written(ns, search, rows)
                     facts = self._writer.write_assertions(ns, claims, k=k)
+                    self._keep_doubts(ns, claims, facts, k)
             except BaseException:
                 ctx.restore(saved)
                 raise
@@ -283,19 +284,20 @@ class Episodes:
         # within one turn, state the new before ending the old: "I no longer live in
         # Sydney, I moved to Perth" must not let the end cut Perth's open window short
         for c in sorted(ex.facts, key=lambda c: c.op == "end"):
+            # a reading the precision gate rated is held when it doubts it; an unrated one
+            # when its rule's confidence is below the floor
+            weak = c.doubt is not None if c.gate is not None else c.confidence < CONFIDENCE_FLOOR
             item: dict[str, Any] = {
                 "subject": c.subject,
                 "predicate": c.predicate,
                 "object": c.object,
-                "confidence": c.confidence,
+                "confidence": c.gate if c.gate is not None else c.confidence,
                 "author_kind": row["author_kind"],
                 "evidence": [row["id"]],
                 "occurred_at": row["occurred_at"],
                 # instructions in non-user text, other authors and weak readings wait in
                 # quarantine until consolidation finds independent support
-                "quarantined": not trusted
-                or c.confidence < CONFIDENCE_FLOOR
-                or (ex.is_instruction and not trusted),
+                "quarantined": not trusted or weak or (ex.is_instruction and not trusted),
             }
             if c.op == "end":
                 item.update(op="end", at=c.valid_from or row["occurred_at"])
@@ -307,8 +309,24 @@ class Episodes:
             except ValidationError:
                 continue  # a candidate the engine cannot store is not worth failing the turn
             parsed["origin"] = "instruction" if ex.is_instruction else "extraction"
+            parsed["subject_type"], parsed["object_type"] = c.subject_type, c.object_type
+            if c.doubt is not None:
+                parsed["doubt"] = c.doubt
             out.append(parsed)
         return out
+
+    def _keep_doubts(
+        self, ns: str, claims: Sequence[Mapping[str, Any]], facts: Sequence[Fact], k: datetime
+    ) -> None:
+        """Why the precision gate held a fact, kept as the decision of step "gate" on its
+        assertion (the review page shows it)."""
+        rows = [
+            {"id": f.id, "namespace": ns, "step": "gate", "reason": c["doubt"], "recorded_at": k}
+            for c, f in zip(claims, facts, strict=True)
+            if c.get("doubt") and f.quarantined
+        ]
+        if rows:
+            self._ctx.store.consolidation.record_decisions(rows)
 
     def episode(self, ns: str, episode_id: str) -> Episode:
         row = self._ctx.store.names.episode(episode_id)

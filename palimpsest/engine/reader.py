@@ -312,12 +312,18 @@ class Reader:
                         namespace=ns, valid_at=v, known_at=k, subject_id=ent.id
                     )
         groups: dict[str, list[Fact]] = {}
+        named: set[str] = set()
         for f in self.facts_from_rows(rows, valid_at=v, known_at=k):
             groups.setdefault(f.subject_id or "", []).append(f)
+            named.update(i for i in (f.subject_id, f.object_id) if i)
         return Snapshot(
             valid_at=v,
             known_at=k,
             namespace=ns,
+            types={
+                r["id"]: r["type"] or "thing"
+                for r in self._store.names.entities_by_ids(sorted(named))
+            },
             entities=[
                 EntityFacts(entity=fs[0].subject, entity_id=eid, facts=fs)
                 for eid, fs in sorted(groups.items(), key=lambda g: g[1][0].subject.casefold())

@@ -267,14 +267,18 @@ class Writer:
                     subj_id, subj_name = ents.get_or_create(
                         ns,
                         subject,
-                        kind="thing",
+                        kind=p.get("subject_type") or "thing",  # what the reader typed it
                         pending=entities,
                         known=known,
                         created_at=ctx.last_k,
                     )
                     obj_id = None
                     if obj is not None:
-                        kind = "value" if pred.object_kind == "value" else "thing"
+                        kind = (
+                            "value"
+                            if pred.object_kind == "value"
+                            else p.get("object_type") or "thing"
+                        )
                         obj_id = ents.get_or_create(
                             ns, obj, kind=kind, pending=entities, known=known, created_at=ctx.last_k
                         )[0]

@@ -39,6 +39,9 @@ def _read_clause(ctx: _Ctx, toks: list[Token], subj: _Subject) -> list[_Hit]:
     vg = _verb_group(toks, subj.end, ctx)
     if vg.main < 0 or vg.hedge:
         return []
+    near = [_lw(t) for t in toks[subj.end : vg.main + 3]]
+    if any(near[i : i + 2] == ["off", "to"] for i in range(len(near))):
+        return []  # "I'm off to bake some cakes": about to, not done
     if (
         any(
             _lw(t) == "anymore" or (_lw(t) == "more" and _lw(toks[i - 1]) == "any")

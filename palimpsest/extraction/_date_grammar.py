@@ -76,7 +76,7 @@ _ATOMS: list[tuple[str, re.Pattern[str]]] = [
         "rel_word",
         re.compile(
             r"\b(?P<w>yesterday|today|tonight|tomorrow|the day before yesterday|"
-            r"the day after tomorrow)\b",
+            r"the day after tomorrow|last night|this (?:morning|afternoon|evening))\b",
             re.I,
         ),
     ),
@@ -203,7 +203,8 @@ def _anchor_from(kind: str, m: re.Match[str]) -> _Anchor | None:
         w = g["w"].lower()
         offsets = {
             "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
-            "the day before yesterday": -2, "the day after tomorrow": 2,
+            "the day before yesterday": -2, "the day after tomorrow": 2, "last night": -1,
+            "this morning": 0, "this afternoon": 0, "this evening": 0,
         }  # fmt: skip
         return _Anchor("rel_day", n=offsets[w])
     if kind == "shift":

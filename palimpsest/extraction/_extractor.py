@@ -14,12 +14,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from ._classify import classify
 from ._document import read_document
 from ._patterns import read_entities, read_facts
+from ._precision import PrecisionGate, default_gate
 from ._spacy import english_lexicon, load_pipeline
+from ._trust import weigh
 from ._types import Extraction, ExtractRequest, TextTooLargeError
 
 __all__ = ["DEFAULT_MAX_CHARS", "SpacyExtractor", "normalise_text"]
@@ -81,9 +83,24 @@ class SpacyExtractor:
     function of the arguments, so ``extract_many`` equals ``extract`` item by item.
     """
 
-    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, nlp: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        nlp: Any = None,
+        gate: PrecisionGate | Literal["default"] | None = "default",
+    ) -> None:
         self.max_chars = max_chars
         self._nlp = nlp
+        self._gate = gate
+
+    @property
+    def gate(self) -> PrecisionGate | None:
+        """The learned precision gate that rates each turn's facts (``_precision``);
+        None: no rating, the engine's confidence floor alone decides."""
+        if self._gate == "default":
+            self._gate = default_gate()
+        return self._gate
 
     @property
     def nlp(self) -> Any:
@@ -152,6 +169,15 @@ class SpacyExtractor:
                         lexicon=lexicon,
                         context=item.context,
                     )
+                facts = weigh(
+                    parsed,
+                    facts,
+                    speaker=item.speaker,
+                    addressee=item.addressee,
+                    gate=self.gate,
+                    document=i in pieces,
+                    reference=refs[i],
+                )
                 entities: list[Any] = []
                 for doc in parsed:
                     entities += read_entities(

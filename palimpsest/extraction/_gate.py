@@ -88,9 +88,16 @@ def deictic(tokens: list[Token], *, definite: bool = False) -> bool:
     if not tokens:
         return False
     first = tokens[0]
-    if first.i == 0 or any(t.pos_ == "PROPN" or t.ent_type_ for t in tokens):
+    if any(t.pos_ == "PROPN" or t.ent_type_ for t in tokens):
         return False
-    before = _lw(first.doc[first.i - 1])
+    if len(tokens) > 1 and _lw(first) == "all" and _lw(tokens[1]) in _DEICTIC | {"the"}:
+        return True  # "all the yellow leaves" as the object itself
+    if first.i == 0:
+        return False
+    j = first.i - 1
+    while j > 0 and (first.doc[j].like_num or first.doc[j].pos_ == "ADJ"):
+        j -= 1  # "that first movie", "this amazing series": the pointing word before
+    before = _lw(first.doc[j])
     if before == "the" and first.i > 1 and _lw(first.doc[first.i - 2]) == "all":
         return True  # "all the yellow leaves"
     return before in _DEICTIC or (definite and before == "the")

@@ -27,7 +27,7 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
     n = len(toks)
     while k < n:
         lw = _lw(toks[k])
-        if lw in _DETERMINERS or lw in ("new", "brand", "several", "many", "few"):
+        if lw in _DETERMINERS or lw in ("new", "brand", "several", "many", "few", "another"):
             k += 1
         elif (toks[k].like_num and not toks[k].text[:1].isdigit()) or (
             toks[k].like_num and k + 1 < n and toks[k + 1].tag_ == "NNS"
@@ -79,6 +79,14 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
             if lw in ("-", "&", "+", "#", "/") and items and not spaced:
                 items.append(t)
                 k += 1
+                continue
+            if items and _glued(toks, k):
+                items.extend(toks[k : k + 2])  # "CS:GO", "Node.js": one name, no spaces
+                k += 2
+                continue
+            if items and _adjective_series(toks, k):
+                items.extend(toks[k : k + 2])  # "a safe, inviting place"
+                k += 2
                 continue
             if lw == "," and place and items and k + 1 < n:
                 e = _name_span(toks, k + 1)
@@ -162,6 +170,10 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
             break
         if t.pos_ == "PRON" and (items or lw in _BAD_OBJECT_START):
             break
+        if items and lw in ("a", "an", "the", "some") and items[-1].pos_ in ("NOUN", "PROPN"):
+            items = []  # "made my friend some ice cream": the thing made, not the friend
+            k += 1
+            continue
         if t.pos_ == "PART" and lw != "to":
             break
         if t.pos_ == "ADV" and not gerund and lw not in ("lactose",):
@@ -170,7 +182,75 @@ def _np(ctx: _Ctx, toks: list[Token], k: int, *, place: bool = False, located: b
         k += 1
     while items and (items[-1].pos_ in ("DET", "ADP", "CCONJ", "PART") or items[-1].tag_ == "POS"):
         items.pop()
+    if items and _cut_short(items):
+        return _Obj([], k)  # a piece of a longer name is no name: nothing rather than a part
     return _Obj(items, k)
+
+
+# Punctuation that joins the parts of one name written without spaces ("CS:GO").
+_GLUE = {":", ".", "/", "-", "+", "&", "'", "’"}
+
+
+def _glued(toks: list[Token], k: int) -> bool:
+    """``toks[k]`` is punctuation inside a word: no space before it or after it, and a
+    letter or digit follows ("CS:GO", "AC/DC"), so the name runs on."""
+    if k == 0 or k + 1 >= len(toks) or toks[k].text not in _GLUE:
+        return False
+    return (
+        not toks[k - 1].whitespace_
+        and not toks[k].whitespace_
+        and toks[k + 1].i == toks[k].i + 1
+        and toks[k + 1].text[:1].isalnum()
+    )
+
+
+def _adjective_series(toks: list[Token], k: int) -> bool:
+    """``toks[k]`` is a comma between two adjectives of one noun ("a safe, inviting
+    place"): the phrase goes on to its noun."""
+    if toks[k].text != "," or k == 0 or k + 2 >= len(toks):
+        return False
+    before, after = toks[k - 1], toks[k + 1]
+    adjective = after.pos_ == "ADJ" or after.tag_ in ("VBG", "VBN", "JJ")
+    return (
+        before.pos_ == "ADJ"
+        and adjective
+        and any(t.pos_ in ("NOUN", "PROPN") for t in toks[k + 2 : k + 4])
+    )
+
+
+def _cut_short(items: list[Token]) -> bool:
+    """The phrase stops inside a longer one: its last word runs on without a space
+    ("CS" of "CS:GO"), or modifies a noun that comes after it ("creating a safe" of
+    "creating a safe, inviting place"), or its first word follows such a modifier
+    ("inviting place"). Reading it would store a fragment as a name."""
+    first, last = items[0], items[-1]
+    doc = last.doc
+    if last.i + 1 < len(doc):
+        nxt = doc[last.i + 1]
+        if not last.whitespace_ and (
+            nxt.text[:1].isalnum()
+            or (
+                nxt.text in _GLUE
+                and not nxt.whitespace_
+                and nxt.i + 1 < len(doc)
+                and doc[nxt.i + 1].text[:1].isalnum()
+            )
+        ):
+            return True
+        gap = [t for t in doc[last.i + 1 : last.head.i]] if last.head.i > last.i else None
+        if (
+            gap is not None
+            and (last.pos_ == "ADJ" or last.dep_ in ("amod", "compound"))
+            and len(gap) <= 2
+            and all(t.text == "," or t.pos_ in ("ADJ", "NOUN") or t.tag_ == "VBG" for t in gap)
+            and (len(items) > 1 or last.pos_ == "ADJ")
+        ):
+            return True
+    if first.i >= 2:
+        comma, before = doc[first.i - 1], doc[first.i - 2]
+        if comma.text == "," and before.pos_ == "ADJ" and before.head.i >= first.i:
+            return True  # "inviting place" after "a safe,"
+    return False
 
 
 # Words that end a gerund's phrase: a new clause, a comparison, a purpose.
@@ -190,7 +270,7 @@ def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
     items = [toks[k]]
     j = k + 1
     quoted = False
-    while j < n and len(items) < 9:
+    while j < n and len(items) < 10:
         t = toks[j]
         lw = _lw(t)
         if t.text in _QUOTES:
@@ -203,6 +283,10 @@ def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
             if t.i in ctx.masked or lw in BOUNDARY_ADVERBS or stop:
                 break
             if t.is_punct and lw not in ("-", "&", "'s"):
+                if _glued(toks, j) or _adjective_series(toks, j):
+                    items.extend(toks[j : j + 2])  # the name or the phrase goes on
+                    j += 2
+                    continue
                 break
             adjectives = (
                 lw == "and"
@@ -225,7 +309,7 @@ def _gerund_phrase(ctx: _Ctx, toks: list[Token], k: int) -> _Obj:
         items.pop()
     if len(items) > 1 and items[1].pos_ == "PRON" and _lw(items[1]) not in ("myself", "ourselves"):
         return _Obj([], j)  # "having them around", "seeing them eat": about something unnamed
-    if len(items) > 8:
+    if len(items) > 8 or (len(items) > 1 and _cut_short(items)):
         return _Obj([], j)
     return _Obj(items, j)
 
@@ -251,6 +335,12 @@ def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
             j = k + 1
             while j < n and _lw(toks[j]) in (",", "and", "or", "&"):
                 j += 1
+            tail = _np(ctx, toks, j) if j < n and _lw(toks[k]) in ("and", "or") else None
+            if tail is not None and tail.tokens and _one_phrase(obj, tail):
+                # "action and sci-fi movies", "improving education and infrastructure"
+                out[-1] = _Obj([*obj.tokens, *toks[k:j], *tail.tokens], tail.end)
+                k = tail.end
+                continue
             if (
                 _lw(toks[k]) == "and"
                 and any(t.pos_ == "ADP" for t in obj.tokens[1:])
@@ -273,6 +363,23 @@ def _np_list(ctx: _Ctx, toks: list[Token], k: int) -> list[_Obj]:
             continue
         break
     return out
+
+
+def _one_phrase(first: _Obj, second: _Obj) -> bool:
+    """Two conjuncts that are one phrase: a modifier sharing the second's noun ("action"
+    and "sci-fi movies", "chocolate" and "vanilla swirl"), or a second object of the
+    first's gerund ("improving education" and "infrastructure")."""
+    a, b = first.tokens, second.tokens
+    modifier = a[0].dep_ in ("nmod", "compound", "amod") and a[0].head == b[-1]
+    if len(a) == 1 and a[0].tag_ in ("NN", "JJ") and len(b) >= 2 and b[0].tag_ != "VBG":
+        return b[-1].tag_ == "NNS" or modifier
+    return (
+        len(a) >= 2
+        and a[0].tag_ == "VBG"
+        and b[0].tag_ != "VBG"
+        and b[-1].dep_ == "conj"
+        and b[-1].head in a[1:]
+    )
 
 
 # Descriptions of a person that introduce a name ("dating a woman called Ana").

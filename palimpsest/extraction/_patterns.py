@@ -178,11 +178,33 @@ def read_sentences(ctx: _Ctx, doc: Doc) -> list[CandidateFact]:
     """The facts of every sentence of ``doc``; ``ctx`` carries who was last spoken of."""
     mask_times(ctx, doc)
     facts: list[CandidateFact] = []
+    carried: TimeWindow | None = None
     for sent in doc.sents:
-        ctx.sentence_time = None
+        # "Last night was amazing! We celebrated her birthday": a sentence that only
+        # names a time dates the events the next one tells (simple past, no date of
+        # their own); a sentence that states facts keeps its time to itself
+        ctx.sentence_time = carried
+        before = len(facts)
         for part in _dash_parts(list(sent)):
             facts.extend(_sentence_facts(ctx, part))
+        carried = _announced_time(ctx, list(sent)) if len(facts) == before else None
     return facts
+
+
+def _announced_time(ctx: _Ctx, toks: list[Token]) -> TimeWindow | None:
+    """The past day, week or month a sentence with no fact of its own names (a turn's)."""
+    if ctx.topic is not None:
+        return None
+    window = _clause_window(ctx, toks, "past")
+    if (
+        window is None
+        or window.valid_from is None
+        or window.valid_from > ctx.reference
+        or window.precision == "year"
+        or window.role != "point"
+    ):
+        return None
+    return window
 
 
 def _dash_parts(toks: list[Token]) -> list[list[Token]]:
@@ -212,6 +234,9 @@ def _sentence_facts(ctx: _Ctx, stoks: list[Token]) -> list[CandidateFact]:
         subj = replace(prev, end=0) if shared and prev is not None else _subject(ctx, clause)
         if subj is None or (subj.name is None and subj.kind not in ("kinname", "attr")):
             prev = None
+            # "While volunteering yesterday, I met Jean": a clause read for no fact still
+            # names the time of the sentence's events
+            ctx.sentence_time = _announced_time(ctx, clause) or ctx.sentence_time
             continue
         sent_facts.extend(_clause_facts(ctx, clause, subj))
         if subj.kind == "person" and subj.name and subj.name != ctx.addressee:

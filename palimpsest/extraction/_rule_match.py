@@ -115,6 +115,10 @@ def _read_object(ctx: _Ctx, rule: _Rule, toks: list[Token], k: int) -> list[str]
     for obj in objs:
         if not _valid_obj(obj):
             continue
+        if kind == "tool" and deictic(obj.tokens):
+            continue  # "I've been using this app": the one just shown, not named
+        if rule.name == "play" and _lw(obj.tokens[-1]) in ("team", "teams", "opponent"):
+            continue  # "we played a top team": an opponent, not a game one plays
         if kind == "pref" and (deictic(obj.tokens) or phatic_object(obj.tokens)):
             continue  # "I love the colour", "I love your turtles": a reaction, not a taste
         if kind == "pref" and empty_object(obj.tokens):

@@ -87,7 +87,8 @@ LIFE_RULES: list[_Rule] = [
     ),
     _r(
         "have_event",
-        rf"^have (?!\S* ?(?:game|match|season|practice|time|day|night)s?\b){_O}",
+        # "had a crazy game", "had some thrilling games": a game played, not attended
+        rf"^have (?!(?:\S+ ){{0,3}}(?:game|match|season|practice|time|day|night)s?\b){_O}",
         "attended",
         0.7,
         "event_noun",
@@ -103,7 +104,8 @@ LIFE_RULES: list[_Rule] = [
     ),
     _r(
         "host",
-        rf"^(?:host|organize|organise|throw|hold|put together|run|plan|arrange) {_O}",
+        # not "plan": "I'm planning a trip" is a plan, not something organised
+        rf"^(?:host|organize|organise|throw|hold|put together|run|arrange) {_O}",
         "organized",
         0.75,
         "event_noun",

@@ -83,6 +83,7 @@ def _clauses(toks: list[Token]) -> list[tuple[list[Token], bool]]:
             lw in (",", ";", ":", "and", "but", "so", "—", "–")
             and cur
             and not (lw == "and" and only_name)
+            and not (lw == ":" and _inside_word(toks, i))
         ):
             j = i + 1
             while j < n and _lw(toks[j]) in (",", "and", "but", "so", "then", "also", "now"):
@@ -136,6 +137,11 @@ def _clauses(toks: list[Token]) -> list[tuple[list[Token], bool]]:
     if cur:
         out.append((cur, shared))
     return out
+
+
+def _inside_word(toks: list[Token], i: int) -> bool:
+    """'CS:GO': a colon with no space on either side joins one name, no clauses."""
+    return 0 < i < len(toks) - 1 and not toks[i - 1].whitespace_ and not toks[i].whitespace_
 
 
 def _has_verb_after(toks: list[Token], j: int) -> bool:

@@ -84,6 +84,13 @@ class CandidateFact:
     ``precision`` is the granularity of the stated time (``None`` without one).
     ``cardinality_hint`` is set only for predicates outside the vocabulary
     (fallback verb lemmas), which are always ``"many"``.
+
+    ``subject_type`` and ``object_type`` say what kind of thing each is
+    (``person``, ``animal``, ``place``, ``organization``, ``event``,
+    ``activity``, ``object``, ``work`` or ``thing``; see ``_kinds``). ``gate`` is
+    the learned precision gate's estimate that the reading is right (None when
+    no gate rated it) and ``doubt`` why the fact is held back: a fact with a
+    doubt is kept, but stored quarantined.
     """
 
     subject: str
@@ -96,6 +103,10 @@ class CandidateFact:
     confidence: float
     pattern: str
     cardinality_hint: Cardinality | None = None
+    subject_type: str = "thing"
+    object_type: str = "thing"
+    gate: float | None = None
+    doubt: str | None = None
 
 
 @dataclass(frozen=True)
