@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_prototype as proto
 
 from palimpsest import Memory
-from palimpsest.recall.embedder import SentenceTransformerEmbedder
+from palimpsest.recall.embedder import named
 from palimpsest.recall.ranking import RankParams
 from palimpsest.transfer import parse_locomo
 
@@ -198,6 +198,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--extract", action="store_true", help="run the spaCy extractor too")
     ap.add_argument("--floors", default="0.1,0.15,0.2,0.22,0.25,0.28,0.3,0.35")
     ap.add_argument("--split", choices=("dev", "holdout", "both"), default="both")
+    ap.add_argument(
+        "--embedder",
+        choices=("minilm", "minilm-fp32"),
+        default="minilm",
+        help="the shipped int8 MiniLM (default) or the fp32 one on torch (the fp32 extra)",
+    )
     ap.add_argument("--save", action="store_true", help="write bench/results/locomo-<date>.json")
     ap.add_argument(
         "--diversity", default="", help="also rank at these recall(diversity=) values, e.g. 0,1"
@@ -216,12 +222,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     wanted = {c for ids in splits.values() for c in ids}
     absent = [a for a in proto.load_abstention(convs) if a["conv_id"] in wanted]
     convs = [c for c in convs if c.conv_id in wanted]
-    embedder = SentenceTransformerEmbedder()
+    embedder = named(args.embedder)
     bench = proto.Bench(proto.build_indexes(convs, embedder), embedder)
     qs_all = [q for q in questions if q.conv_id in wanted]
     bench.prepare([(q.conv_id, q.text) for q in qs_all])
     print(f"{len(qs_all)} questions ({skipped} skipped in the whole set: no usable evidence)")
-    report: dict[str, Any] = {"loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    report: dict[str, Any] = {
+        "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+        "embedder": embedder.identity(),
+    }
 
     for split, ids in splits.items():
         qs = [q for q in qs_all if q.conv_id in ids]
@@ -293,7 +302,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.save:
         out = Path(__file__).resolve().parent / "results"
         out.mkdir(exist_ok=True)
-        tag = "" if args.split == "both" else f"-{args.split}"
+        tag = ("" if args.split == "both" else f"-{args.split}") + (
+            "-fp32" if args.embedder == "minilm-fp32" else ""
+        )
         path = out / f"locomo-{time.strftime('%Y-%m-%d')}{tag}.json"
         path.write_text(json.dumps(report, indent=1, default=str) + "\n")
         print(f"wrote {path}")

