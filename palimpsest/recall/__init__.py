@@ -10,7 +10,7 @@ extra) and `HashingEmbedder` (a test fake). Its collaborators, imported by `Memo
 `recaller` (the `recall` verb), `index` (each namespace's in-process index, its
 upkeep and invalidation), `_facts` (fact hits), `embed_worker` (write-time
 vectors of names and statements), `reindex`. Pure parts: `ranking` (measured on
-LoCoMo by `bench/locomo_prototype.py`), `_bm25`, `_vectors`, `_text`,
+LoCoMo by `bench/locomo.py`), `_bm25`, `_vectors`, `_text`,
 `_statements`, `_expand`, `_query_time`, `_mmr`, `_episode_rows`.
 """
 
