@@ -34,9 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo_data as lc
 
 from palimpsest import Memory
-from palimpsest.recall import recaller
+from palimpsest.recall import OnnxEmbedder, recaller
 from palimpsest.recall._evidence import Evidence
-from palimpsest.recall.embedder import SentenceTransformerEmbedder
 from palimpsest.transfer import parse_locomo
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -89,7 +88,7 @@ def collect(keep: Path, extract: bool) -> list[dict[str, Any]]:
     recaller.answers = spy  # type: ignore[attr-defined]
     convs, questions, _ = lc.load_locomo()
     absent = lc.load_abstention(convs)
-    embedder = SentenceTransformerEmbedder()
+    embedder = OnnxEmbedder()  # the default MiniLM
     out: list[dict[str, Any]] = []
     for conv in (c for c in convs if c.conv_id in lc.DEV):
         items = parse_locomo(lc.DATA.read_text(), conversations=[conv.conv_id])
