@@ -55,7 +55,8 @@ TOKENIZER = DATA / "minilm" / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_LENGTH = 256  # all-MiniLM-L6-v2's max_seq_length (its tokenizer.json says 128)
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_CORES = min(4, os.cpu_count() or 1)  # batches run side by side, one thread each
+# batches run side by side, one thread each, on the cores this process may use
+_CORES = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 F32 = npt.NDArray[np.float32]
 
