@@ -217,7 +217,7 @@ class OnnxEmbedder:
         encoded = self._tokenizer().encode_batch(list(texts))
         ids = [e.ids for e in encoded]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        parts = [order[i : i + self._batch_size] for i in range(0, len(order), self._batch_size)]
+        parts = _batches([len(ids[i]) for i in order], order, self._batch_size)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
 
         def run(rows: list[int]) -> None:
@@ -246,3 +246,18 @@ class OnnxEmbedder:
         weights = mask[..., None].astype(np.float32)
         pooled: F32 = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
+
+
+def _batches(lengths: Sequence[int], order: Sequence[int], size: int) -> list[list[int]]:
+    """`order` (sorted by length) cut into batches of at most `size` texts whose attention
+    (texts x tokens^2) stays within `size` texts of 128 tokens: 32 turns of a chat go
+    together, 256-token passages 8 at a time (a full batch of them held ~100 MB per
+    attention tensor, and onnxruntime's arena keeps what a run once needed)."""
+    budget = size * 128 * 128
+    out: list[list[int]] = []
+    for n, i in zip(lengths, order, strict=True):
+        if out and len(out[-1]) < size and (len(out[-1]) + 1) * n * n <= budget:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
