@@ -1,5 +1,7 @@
 # One venv, everything the project needs installed by its own files.
-# torch is pinned and installed first: an unpinned torch pulls a multi-GB CUDA build.
+# The defaults need no torch; the dev venv has the fp32 extra too (a test compares the int8
+# model with it), and torch is pinned and installed first: an unpinned torch pulls a
+# multi-GB CUDA build. Users: `pip install ".[models,server]"` (no torch at all).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,9 +13,10 @@ CHROMIUM := /usr/bin/chromium
 
 .PHONY: setup chromium mcp-peer postgres demo test check lint typecheck pytest bench bench-ui bench-mcp screenshots clean
 
-setup: $(STAMP) chromium
+setup: $(STAMP)
 
-# the browser tests drive Debian's Chromium (Playwright never downloads a browser here)
+# the browser tests drive Debian's Chromium (Playwright never downloads a browser here);
+# only `make test` (and the targets that drive the dashboard) install it, never `make demo`
 chromium:
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
@@ -21,7 +24,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install "torch==2.13.0"
-	$(BIN)/python -m pip install -e ".[models,server,dev,postgres]"
+	$(BIN)/python -m pip install -e ".[models,server,fp32,dev,postgres]"
 	touch $(STAMP)
 
 # the official MCP memory server, which tests/test_mcp_compat.py compares against (the test
@@ -50,7 +53,7 @@ lint:
 typecheck:
 	$(BIN)/mypy palimpsest
 
-pytest: setup mcp-peer postgres
+pytest: setup chromium mcp-peer postgres
 	PALIMPSEST_REQUIRE_POSTGRES=1 $(BIN)/pytest
 
 test: check pytest
@@ -61,11 +64,11 @@ bench: setup
 bench-mcp: setup mcp-peer
 	$(BIN)/python bench/mcp_compat.py
 
-bench-ui: setup
+bench-ui: setup chromium
 	$(BIN)/python bench/ui.py
 
 # the dashboard's screenshots in docs/, taken by the browser tests
-screenshots: setup
+screenshots: setup chromium
 	PALIMPSEST_SCREENSHOTS=docs $(BIN)/pytest tests/test_ui_browser.py -q
 
 clean:

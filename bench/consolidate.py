@@ -64,9 +64,9 @@ EPISODE_BATCH = 5_000
 def _embedder(name: str) -> Any:
     if name == "none":
         return None
-    from palimpsest.recall import SentenceTransformerEmbedder
+    from palimpsest.recall import OnnxEmbedder
 
-    emb = SentenceTransformerEmbedder()
+    emb = OnnxEmbedder()  # the default MiniLM
     emb.embed(["load the model"])  # loaded, as in a process that has recalled
     return emb
 

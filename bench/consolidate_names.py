@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import K0, Clock
 
 from palimpsest import Memory
-from palimpsest.recall import HashingEmbedder, SentenceTransformerEmbedder
+from palimpsest.recall import HashingEmbedder, OnnxEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 _CACHE = Path(tempfile.gettempdir()) / "palimpsest-bench" / "consolidate-100000-1000000"
@@ -93,7 +93,7 @@ def main() -> None:
     if not args.cache.exists():
         sys.exit(f"no cached memory at {args.cache}: run bench/consolidate.py first")
     if args.embedder == "minilm":
-        embedder: Any = SentenceTransformerEmbedder()
+        embedder: Any = OnnxEmbedder()  # the default MiniLM
         batch = 1024
     else:
         embedder, batch = HashingEmbedder(), 4096

@@ -82,11 +82,11 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--batch", type=int, default=500)
     args = ap.parse_args()
-    from palimpsest.recall import SentenceTransformerEmbedder
+    from palimpsest.recall import OnnxEmbedder
 
     load = Path("/proc/loadavg").read_text().split()[:3]
     none = measure(None, args.singles, args.batches, args.batch)
-    minilm = measure(SentenceTransformerEmbedder(), args.singles, args.batches, args.batch)
+    minilm = measure(OnnxEmbedder(), args.singles, args.batches, args.batch)
     out = {
         "args": vars(args),
         "loadavg_before": load,

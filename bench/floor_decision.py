@@ -31,12 +31,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo_prototype as proto
+import locomo_data as lc
 
 from palimpsest import Memory
-from palimpsest.recall import recaller
+from palimpsest.recall import OnnxEmbedder, recaller
 from palimpsest.recall._evidence import Evidence
-from palimpsest.recall.embedder import SentenceTransformerEmbedder
 from palimpsest.transfer import parse_locomo
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -68,7 +67,7 @@ DEFAULT = "defaults: + meaning 0.4 / margin 0.2 + dated 0.6"
 def by_category(ans: list[dict[str, Any]], decide: Rule) -> dict[str, dict[str, float]]:
     """Recall@5/@10 per LoCoMo category under `decide` (0 when it abstains), and overall."""
     out: dict[str, dict[str, float]] = {}
-    for cat, label in [*proto.CATEGORIES.items(), (None, "overall")]:
+    for cat, label in [*lc.CATEGORIES.items(), (None, "overall")]:
         rows = [r for r in ans if cat is None or r["cat"] == cat]
         out[label] = {
             f"r{k}": round(float(np.mean([r[f"r{k}"] * decide(r) for r in rows])), 4)
@@ -87,12 +86,12 @@ def collect(keep: Path, extract: bool) -> list[dict[str, Any]]:
         return real(ev, floor)
 
     recaller.answers = spy  # type: ignore[attr-defined]
-    convs, questions, _ = proto.load_locomo()
-    absent = proto.load_abstention(convs)
-    embedder = SentenceTransformerEmbedder()
+    convs, questions, _ = lc.load_locomo()
+    absent = lc.load_abstention(convs)
+    embedder = OnnxEmbedder()  # the default MiniLM
     out: list[dict[str, Any]] = []
-    for conv in (c for c in convs if c.conv_id in proto.DEV):
-        items = parse_locomo(proto.DATA.read_text(), conversations=[conv.conv_id])
+    for conv in (c for c in convs if c.conv_id in lc.DEV):
+        items = parse_locomo(lc.DATA.read_text(), conversations=[conv.conv_id])
         now = max(i["occurred_at"] for i in items) + timedelta(days=1)
         path = keep / conv.conv_id
         fresh = not path.exists()
@@ -113,9 +112,7 @@ def collect(keep: Path, extract: bool) -> list[dict[str, Any]]:
                 hits = mem.recall(text, k=10, min_score=0)
                 ev = seen[-1]
                 eps = [h.source for h in hits if h.kind == "episode"]
-                share = {
-                    k: sum(e in eps[:k] for e in evidence) / max(1, len(evidence)) for k in (5, 10)
-                }
+                share = {k: lc.evidence_share(eps[:k], evidence) for k in (5, 10)}
                 out.append(
                     {"conv": conv.conv_id, "q": text, "cat": category, "r5": share[5],
                      "r10": share[10], "rel": ev.relevance, "meaning": ev.meaning,

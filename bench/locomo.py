@@ -16,8 +16,9 @@ of `recall/_evidence.py`, then the k best), and, beside it and labelled, with
 `mem.recall(q, k=25, min_score=0)`; recall@k is the share of the question's
 evidence turns among the first k episode hits (fact hits, if an extractor is
 on, take no place here: peers.py counts them). BM25-alone (bm25s) and
-dense-alone (MiniLM) baselines are computed in the same run with the prototype's
-code (bench/locomo_prototype.py).
+dense-alone (MiniLM) baselines are computed in the same run
+(bench/locomo_baselines.py); the data, the metric and the abstention set are
+bench/locomo_data.py's.
 
 The never-mentioned questions of bench/data/abstention_locomo.jsonl (20 a
 conversation) are asked through the same memories at the defaults (the
@@ -47,19 +48,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo_prototype as proto
+import locomo_baselines as base
+import locomo_data as lc
 
 from palimpsest import Memory
-from palimpsest.recall.embedder import SentenceTransformerEmbedder
+from palimpsest.recall.embedder import named
 from palimpsest.recall.ranking import RankParams
 from palimpsest.transfer import parse_locomo
 
-KS = proto.KS
+KS = lc.KS
 
 
-def _items(conv: proto.Conversation) -> list[dict[str, Any]]:
+def _items(conv: lc.Conversation) -> list[dict[str, Any]]:
     """The conversation as the engine's own LoCoMo importer reads it."""
-    return parse_locomo(proto.DATA.read_text(), conversations=[conv.conv_id])
+    return parse_locomo(lc.DATA.read_text(), conversations=[conv.conv_id])
 
 
 Ranked = list[tuple[str, float]]  # (dia_id, score) of episode hits, best first
@@ -88,8 +90,8 @@ class Run:
 
 
 def run_engine(
-    conv: proto.Conversation,
-    questions: Sequence[proto.Question],
+    conv: lc.Conversation,
+    questions: Sequence[lc.Question],
     embedder: Any,
     *,
     extract: bool,
@@ -149,8 +151,7 @@ def _recall_of(answer: Answer, evidence: Sequence[str], k: int, floor: float = 0
     if answer.best < floor:
         return 0.0  # abstained
     cut = floor * RankParams().tail
-    top = {d for d, s in answer.ranked[:k] if s >= cut}
-    return sum(1 for e in evidence if e in top) / len(evidence)
+    return lc.evidence_share({d for d, s in answer.ranked[:k] if s >= cut}, evidence)
 
 
 def _tradeoff(
@@ -173,7 +174,7 @@ def _tradeoff(
 
 
 def _table(title: str, results: dict[str, dict[str, dict[int, float]]]) -> None:
-    cols = [*proto.CATEGORIES.values(), "overall"]
+    cols = [*lc.CATEGORIES.values(), "overall"]
     print(f"\n## {title}\n")
     print("| method | k | " + " | ".join(cols) + " |")
     print("|---|---|" + "---|" * len(cols))
@@ -187,7 +188,7 @@ def _aggregate(rows: Sequence[tuple[int, dict[int, float]]]) -> dict[str, dict[i
     per: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for cat, rec in rows:
         for k, r in rec.items():
-            per[proto.CATEGORIES[cat]][k].append(r)
+            per[lc.CATEGORIES[cat]][k].append(r)
             per["overall"][k].append(r)
     return {c: {k: float(np.mean(v)) for k, v in ks.items()} for c, ks in per.items()}
 
@@ -198,6 +199,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--extract", action="store_true", help="run the spaCy extractor too")
     ap.add_argument("--floors", default="0.1,0.15,0.2,0.22,0.25,0.28,0.3,0.35")
     ap.add_argument("--split", choices=("dev", "holdout", "both"), default="both")
+    ap.add_argument(
+        "--embedder",
+        choices=("minilm", "minilm-fp32"),
+        default="minilm",
+        help="the shipped int8 MiniLM (default) or the fp32 one on torch (the fp32 extra)",
+    )
     ap.add_argument("--save", action="store_true", help="write bench/results/locomo-<date>.json")
     ap.add_argument(
         "--diversity", default="", help="also rank at these recall(diversity=) values, e.g. 0,1"
@@ -207,21 +214,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     diversities = [float(x) for x in args.diversity.split(",") if x.strip()]
 
-    convs, questions, skipped = proto.load_locomo()
-    splits = {"dev": proto.DEV, "holdout": proto.HOLDOUT}
+    convs, questions, skipped = lc.load_locomo()
+    splits = {"dev": lc.DEV, "holdout": lc.HOLDOUT}
     if args.split != "both":
         splits = {args.split: splits[args.split]}
     if args.quick:
         splits = {"dev (quick: conv-26)": ("conv-26",)}
     wanted = {c for ids in splits.values() for c in ids}
-    absent = [a for a in proto.load_abstention(convs) if a["conv_id"] in wanted]
+    absent = [a for a in lc.load_abstention(convs) if a["conv_id"] in wanted]
     convs = [c for c in convs if c.conv_id in wanted]
-    embedder = SentenceTransformerEmbedder()
-    bench = proto.Bench(proto.build_indexes(convs, embedder), embedder)
+    embedder = named(args.embedder)
+    bench = base.Bench(base.build_indexes(convs, embedder), embedder)
     qs_all = [q for q in questions if q.conv_id in wanted]
     bench.prepare([(q.conv_id, q.text) for q in qs_all])
     print(f"{len(qs_all)} questions ({skipped} skipped in the whole set: no usable evidence)")
-    report: dict[str, Any] = {"loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    report: dict[str, Any] = {
+        "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+        "embedder": embedder.identity(),
+    }
 
     for split, ids in splits.items():
         qs = [q for q in qs_all if q.conv_id in ids]
@@ -253,9 +263,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 engine_rows.append((q.category, {k: _recall_of(r0, q.evidence, k) for k in KS}))
                 curve_rows.append((r0, q.evidence))
         res = {
-            "bm25 (bm25s)": proto.evaluate(proto.m_bm25, qs, bench),
-            "dense (MiniLM)": proto.evaluate(proto.m_dense, qs, bench),
-            "prototype fused": proto.evaluate(proto.m_fused, qs, bench),
+            "bm25 (bm25s)": base.evaluate(base.m_bm25, qs, bench),
+            "dense (MiniLM)": base.evaluate(base.m_dense, qs, bench),
+            "prototype fused": base.evaluate(base.m_fused, qs, bench),
             "engine, defaults (recall(q, k=10))": _aggregate(shipped_rows),
             "engine, min_score=0": _aggregate(engine_rows),
         } | {f"engine diversity={d:g}": _aggregate(rows) for d, rows in div_rows.items()}
@@ -293,7 +303,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.save:
         out = Path(__file__).resolve().parent / "results"
         out.mkdir(exist_ok=True)
-        tag = "" if args.split == "both" else f"-{args.split}"
+        tag = ("" if args.split == "both" else f"-{args.split}") + (
+            "-fp32" if args.embedder == "minilm-fp32" else ""
+        )
         path = out / f"locomo-{time.strftime('%Y-%m-%d')}{tag}.json"
         path.write_text(json.dumps(report, indent=1, default=str) + "\n")
         print(f"wrote {path}")

@@ -46,7 +46,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo_prototype as proto
+import locomo_data as lc
 from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
 
 from palimpsest import Memory
@@ -60,8 +60,8 @@ Request = Callable[[str, dict[str, Any]], None]  # (op, arguments): raises on fa
 
 def fill(path: Path, conv_id: str) -> tuple[list[str], list[str], datetime]:
     """The memory with the conversation; its questions, speakers and last turn time."""
-    _, questions, _ = proto.load_locomo()
-    items = parse_locomo(proto.DATA.read_text(), conversations=[conv_id])
+    _, questions, _ = lc.load_locomo()
+    items = parse_locomo(lc.DATA.read_text(), conversations=[conv_id])
     with Memory.open(path) as mem:
         mem.remember_many(items)  # what `import_locomo` does, in one batch
     speakers = sorted({str(i["speaker"]) for i in items})
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
                     else:
                         n += 1
                         a = {
-                            "text": f"I went to {rng.choice(proto.DEV)} club #{i}-{n}.",
+                            "text": f"I went to {rng.choice(lc.DEV)} club #{i}-{n}.",
                             "speaker": rng.choice(speakers),
                             "session": f"load-{i}",
                         }

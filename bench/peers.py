@@ -10,7 +10,7 @@ speaking bench/peers/_wire.py's JSON lines): Palimpsest in the project's venv,
 each peer in the venv `--setup` made for it outside the repository. The systems
 run one after another, each over the same turns (`parse_locomo`'s items: the
 turn text with a shared image's caption, its speaker, session, `dia_id` and
-time) and the same questions (bench/locomo_prototype.py's, every category,
+time) and the same questions (bench/locomo_baselines.py's, every category,
 adversarial included). Each conversation gets a fresh memory; before the first,
 a throwaway memory takes 20 turns and one question so no system's model loading
 is timed. Each question is asked twice, `k=10` then `k=5`: recall@k is the share
@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
 import _setup
 import locomo
-import locomo_prototype as proto
+import locomo_data as lc
 
 HERE = Path(__file__).resolve().parent
 KS = (5, 10)
@@ -146,7 +146,7 @@ class PeerProcess:
             self.proc.wait()
 
 
-def conversation_turns(conv: proto.Conversation) -> tuple[list[dict[str, Any]], str]:
+def conversation_turns(conv: lc.Conversation) -> tuple[list[dict[str, Any]], str]:
     """The turns every system ingests, and the time the questions are asked."""
     items = locomo._items(conv)
     now = max(i["occurred_at"] for i in items) + timedelta(days=1)
@@ -169,12 +169,12 @@ def share(hits: Sequence[dict[str, Any]], evidence: Sequence[str], k: int, facts
     for h in hits[:k]:
         if facts or not h.get("derived"):
             top.update(h["turns"])
-    return sum(1 for e in evidence if e in top) / len(evidence)
+    return lc.evidence_share(top, evidence)
 
 
 def run_system(
     system: System,
-    data: Sequence[tuple[proto.Conversation, list[dict[str, Any]], str, list[proto.Question]]],
+    data: Sequence[tuple[lc.Conversation, list[dict[str, Any]], str, list[lc.Question]]],
     scratch: Path,
     cpus: set[int] | None,
 ) -> dict[str, Any]:
@@ -260,7 +260,7 @@ def _version_keys(info: dict[str, Any]) -> dict[str, str]:
 
 
 def print_table(reports: Sequence[dict[str, Any]], n_questions: int, title: str) -> None:
-    cats = list(proto.CATEGORIES.values())
+    cats = list(lc.CATEGORIES.values())
     print(f"\n## {title} ({n_questions} questions)\n")
     head = ["system", "R@5", "R@10", *cats, "ingest ms/turn", "search p50 / p95 ms"]
     print("| " + " | ".join(head) + " |")
@@ -340,8 +340,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     mine = sorted(os.sched_getaffinity(0))
     cpus = None if args.cpus == "all" else set(mine[-int(args.cpus) :])
-    convs, questions, _ = proto.load_locomo()
-    ids = ("conv-26",) if args.quick else proto.DEV
+    convs, questions, _ = lc.load_locomo()
+    ids = ("conv-26",) if args.quick else lc.DEV
     data = []
     for conv in (c for c in convs if c.conv_id in ids):
         turns, now = conversation_turns(conv)

@@ -17,8 +17,8 @@ configuration measured before issue 18, labelled: words only, extraction off, th
 vectors through `reindex(re_embed=True)` with `ComposedEmbedder` (MiniLM vectors
 composed, see there). Then opens it at the defaults and times: open, the cache load
 (episode table, vector
-matrix or the HNSW generation above the threshold, BM25 postings), the model load (torch +
-MiniLM), the first recall, and p50/p95 over distinct random questions (embedded
+matrix or the HNSW generation above the threshold, BM25 postings), the model load (onnxruntime +
+the int8 MiniLM), the first recall, and p50/p95 over distinct random questions (embedded
 by the real model) after it, in wall time and in the recalling thread's CPU time
 (the box is shared: load inflates wall time); then `--turns` rounds of an agent's loop,
 remember one turn (extraction on) and recall, timing the recall after each write. All of
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from palimpsest import Memory  # noqa: E402
-from palimpsest.recall import SentenceTransformerEmbedder  # noqa: E402
+from palimpsest.recall import OnnxEmbedder  # noqa: E402
 
 GOLD = ROOT / "tests" / "data" / "extraction_gold.jsonl"
 CACHE = Path.home() / ".cache" / "palimpsest-bench"
@@ -97,7 +97,7 @@ class ComposedEmbedder:
 
     _LINE = re.compile(r"^(.*) \((\w+) in (\w+), note (\d+)\)$")
 
-    def __init__(self, real: SentenceTransformerEmbedder) -> None:
+    def __init__(self, real: OnnxEmbedder) -> None:
         self.real = real
         self.name = real.name
         self.dim = real.dim
@@ -194,7 +194,7 @@ def build_composed(path: Path, n: int) -> float:
             mem.remember_many(_turns(all_texts, start, BATCH))
             done = min(n, start + BATCH)
             print(f"  stored {done:,}/{n:,} ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
-    composed = ComposedEmbedder(SentenceTransformerEmbedder())
+    composed = ComposedEmbedder(OnnxEmbedder())
     with Memory.open(tmp, extractor=None, embedder=composed) as mem:  # type: ignore[arg-type]
         mem.reindex(re_embed=True, batch_size=BATCH)
     print(f"  vectors done ({time.perf_counter() - a:.0f} s)", file=sys.stderr)
@@ -291,7 +291,7 @@ def measure(
         load_s, load_cpu = time.perf_counter() - a, time.thread_time() - c
         a = time.perf_counter()
         assert mem._index.embedder is not None
-        mem._index.embedder.embed(["warm up"])  # torch and the model, apart from the cache
+        mem._index.embedder.embed(["warm up"])  # the model, apart from the cache
         model_s = time.perf_counter() - a
         a = time.perf_counter()
         mem.recall(QUESTIONS[0], k=5)

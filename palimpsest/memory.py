@@ -74,6 +74,7 @@ from .transfer.restorer import Restorer
 if TYPE_CHECKING:
     from .extraction import Extractor
     from .recall import Embedder
+    from .recall.embedder import EmbedderName
 
 __all__ = ["DEFAULT_PATH", "UNSET", "Memory"]
 
@@ -122,7 +123,7 @@ class Memory:
         clock: Clock | None = None,
         namespace: str = "default",
         extractor: Extractor | Literal["spacy"] | None = "spacy",
-        embedder: Embedder | Literal["minilm"] | None = "minilm",
+        embedder: Embedder | EmbedderName | None = "minilm",
         reembed: bool = False,
         vector_threshold: int | None = None,
     ) -> Memory:
@@ -133,7 +134,8 @@ class Memory:
         default (its model loads on the first `remember`), any object with the
         `extraction.Extractor` shape, or None to store episodes without facts.
         `embedder` turns text into vectors for recall: all-MiniLM-L6-v2 by default
-        (loaded on first use), any `recall.Embedder`, or None to recall by words
+        (int8 on onnxruntime, loaded on first use), `"minilm-fp32"` (the fp32 model on
+        torch, the `fp32` extra), any `recall.Embedder`, or None to recall by words
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
         A memory another process owns (`palimpsest.owner`) raises MemoryLocked naming
@@ -153,10 +155,10 @@ class Memory:
             from .extraction import SpacyExtractor
 
             extractor = SpacyExtractor()
-        if embedder == "minilm":
-            from .recall import SentenceTransformerEmbedder
+        if isinstance(embedder, str):
+            from .recall.embedder import named
 
-            embedder = SentenceTransformerEmbedder()
+            embedder = named(embedder)
         defaults = {p.name: p.cardinality for p in default_predicates()}
         try:
             store = open_store(path, defaults=defaults)

@@ -424,6 +424,43 @@ def test_help_loads_no_model_and_lists_exactly_the_backed_verbs() -> None:
     assert "--valid-at" in sub and "--known-at" in sub and "--json" in sub
 
 
+VERB_PROBE = """
+import json, sys
+from palimpsest.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
+"""
+MODELS = ("spacy", "onnxruntime", "tokenizers", "torch", "sentence_transformers")
+
+
+def _models_after(*argv: str) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", VERB_PROBE, json.dumps(MODELS), *argv],
+        capture_output=True, text=True, env=_env(), timeout=300, check=True,
+    )  # fmt: skip
+    loaded: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.models
+def test_a_verb_loads_only_the_models_it_uses(mem_path: Path) -> None:
+    """A cold call: reads and fact writes load no model, recall only the int8 embedder
+    (onnxruntime, no spaCy, no torch); remember reads text with spaCy (which, in an
+    environment that has torch, imports it itself: tests/test_embedder_int8.py)."""
+    run("remember", "My sister Mira moved to Lisbon in May.", path=mem_path)
+    p = ["--path", str(mem_path)]
+    assert _models_after(*p, "facts") == []
+    assert _models_after(*p, "assert", "user", "likes", "jazz") == []
+    assert _models_after(*p, "recall", "where does my sibling live?") == [
+        "onnxruntime",
+        "tokenizers",
+    ]
+    assert {"spacy", "onnxruntime"} <= set(_models_after(*p, "remember", "I like tea."))
+
+
 @pytest.mark.skipif(not SCRIPT.exists(), reason="console script not installed (pip install -e .)")
 def test_console_script(mem_path: Path) -> None:
     cmd = [str(SCRIPT)]

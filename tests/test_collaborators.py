@@ -311,8 +311,16 @@ def _index(embedder: CountingEmbedder, recorded: str | None) -> tuple[RecallInde
     return index, rs
 
 
+class LengthEmbedder(CountingEmbedder):
+    """Each text's vector is its length, so a test can tell which text a row came from."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[float(len(t))] * self.dim for t in texts], dtype=np.float32)
+
+
 def test_recall_index_pairs_a_turn_with_the_one_before_it_and_embeds_both_texts() -> None:
-    emb = CountingEmbedder()
+    emb = LengthEmbedder()
     index, _ = _index(emb, "fake/1")
     turn = {"id": "ep_1", "text": "I moved to Oslo", "speaker": "user", "session": "s1",
             "occurred_at": T0}  # fmt: skip
@@ -320,7 +328,17 @@ def test_recall_index_pairs_a_turn_with_the_one_before_it_and_embeds_both_texts(
     assert pending is not None
     [row] = pending.texts
     assert row["prev"] == "ep_prev" and row["text"] == "Sam: Did you move? user: I moved to Oslo"
-    assert emb.calls == [["I moved to Oslo"], ["Did you move?\nI moved to Oslo"]]
+    # both texts in one call (sorted by length together); the vectors go back to their columns
+    assert emb.calls == [["I moved to Oslo", "Did you move?\nI moved to Oslo"]]
+    assert pending.emb is not None and pending.ctx is not None
+    assert pending.emb[0, 0] == len("I moved to Oslo")
+    assert pending.ctx[0, 0] == len("Did you move?\nI moved to Oslo")
+    # a turn with no session has no previous one: its one text is embedded once
+    alone = {**turn, "id": "ep_2", "session": None}
+    emb.calls.clear()
+    pending = index.prepare("default", [alone], {})
+    assert pending is not None and pending.emb is not None and pending.ctx is not None
+    assert emb.calls == [["I moved to Oslo"]] and (pending.emb == pending.ctx).all()
     assert index.prepare("default", [], {}) is None
 
 

@@ -446,7 +446,7 @@ def test_a_turn_is_not_read_as_a_document(ex: SpacyExtractor) -> None:
 
 
 def test_every_rule_predicate_is_in_the_vocabulary() -> None:
-    vocab = json.loads((ROOT / "data" / "predicates.json").read_text())["predicates"]
+    vocab = json.loads((ROOT / "palimpsest" / "data" / "predicates.json").read_text())["predicates"]
     names = {p["name"]: p["cardinality"] for p in vocab}
     emitted = {p for r in _ALL_RULES + DOC_RULES for p in r.predicate.split("|")}
     assert emitted - set(names) == set()
@@ -456,7 +456,7 @@ def test_every_rule_predicate_is_in_the_vocabulary() -> None:
 
 
 def test_no_alias_names_another_predicate() -> None:
-    vocab = json.loads((ROOT / "data" / "predicates.json").read_text())["predicates"]
+    vocab = json.loads((ROOT / "palimpsest" / "data" / "predicates.json").read_text())["predicates"]
     owner: dict[str, str] = {}
     for p in vocab:
         for a in p.get("aliases", []):

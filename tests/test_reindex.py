@@ -143,16 +143,31 @@ def test_re_embed_replaces_the_hnsw_generation(tmp_path: Path, clock: Clock) -> 
 
 
 @pytest.mark.models
-def test_cli_reindex_re_embed(tmp_path: Path, clock: Clock) -> None:
-    """The command line: refused with the new model, then re-embedded with a progress bar."""
+def test_cli_reindex_re_embed_moves_an_fp32_memory(tmp_path: Path, clock: Clock) -> None:
+    """A memory embedded by the fp32 MiniLM (torch, the default before the int8 graph) is
+    refused by the command line at its default model, then re-embedded with a progress bar."""
+    pytest.importorskip("sentence_transformers")
+    from palimpsest.recall import OnnxEmbedder, SentenceTransformerEmbedder
+
     path = tmp_path / "m"
-    _small(path, clock)
+    fp32 = SentenceTransformerEmbedder()
+    with _open(path, clock, fp32) as m:
+        m.remember_many([{"text": t, "session": "s1"} for t in TEXTS])
+    with pytest.raises(EmbedderMismatch) as err:  # Memory at its defaults: the int8 model
+        Memory.open(path, clock=clock, extractor=None)
+    assert err.value.details["recorded"] == fp32.identity()
     cmd = [sys.executable, "-m", "palimpsest.cli", "--path", str(path), "reindex"]
     refused = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "embedder_mismatch" in refused.stderr
     done = subprocess.run([*cmd, "--re-embed"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"re-embedded {len(TEXTS)}" in done.stdout
-    with Memory.open(path, clock=clock, extractor=None) as m:  # MiniLM is its model now
+    int8 = OnnxEmbedder()
+    with Memory.open(path, clock=clock, extractor=None) as m:  # the int8 MiniLM is its model now
+        assert m._index.rs.embedder_identity() == int8.identity()
         hit = m.recall("when does my sister Mira land in Lisbon?", min_score=0)[0]
         assert hit.text == TEXTS[1] and hit.channels["dense"] > 0.3
+        stored = _stored(m)
+        texts = {k: r["text"] for k, r in m._index.rs.episode_rows(stored).items()}
+    want = dict(zip(TEXTS, int8.embed(TEXTS), strict=True))
+    assert all(np.allclose(v, want[texts[k]], atol=1e-4) for k, v in stored.items())

@@ -2,7 +2,7 @@
 
     >>> ids = build_demo_memory(tmp_path / "mem")     # {"chess": "fa_…", "band": "fa_…"}
 
-The demo's conversation (`data/demo_conversation.jsonl`, the Sydney/Melbourne
+The demo's conversation (`palimpsest/data/demo_conversation.jsonl`, the Sydney/Melbourne
 story) is replayed at its own times as `palimpsest demo` does, then two claims
 from outside sources wait in quarantine, two spellings of one doctor are
 folded by a consolidation run (a merge to undo, and a report to read).

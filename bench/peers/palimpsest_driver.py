@@ -91,12 +91,10 @@ class PalimpsestDriver:
     def check(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
         import os
 
-        import torch
-
-        assert self._mem is not None
+        assert self._mem is not None and self._mem._index.embedder is not None
         return {
             "episodes": len(self._source),
-            "torch_threads": torch.get_num_threads(),
+            "embedder": self._mem._index.embedder.identity(),
             "cpus": len(os.sched_getaffinity(0)),
         }
 

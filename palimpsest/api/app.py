@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .._time import Clock
     from ..extraction import Extractor
     from ..memory import Memory
-    from ..recall.embedder import Embedder
+    from ..recall.embedder import Embedder, EmbedderName
 
 _DESCRIPTION = """\
 Palimpsest over HTTP: an offline, bitemporal knowledge-graph memory for AI agents.
@@ -60,7 +60,7 @@ class ServerState:
     default_namespace: str
     extractor: Extractor | Literal["spacy"] | None
     clock: Clock | None
-    embedder: Embedder | Literal["minilm"] | None = "minilm"
+    embedder: Embedder | EmbedderName | None = "minilm"
     consolidator: Consolidator | None = None
     share: bool = False  # reach an owner holding the memory; else own it, serving its socket
     _memory: Memory | None = field(default=None, repr=False)
@@ -104,13 +104,13 @@ class ServerState:
             from ..extraction import SpacyExtractor
 
             self.extractor = SpacyExtractor()
-        if self.embedder == "minilm":
-            from ..recall import SentenceTransformerEmbedder
+        if isinstance(self.embedder, str):
+            from ..recall.embedder import named
 
-            self.embedder = SentenceTransformerEmbedder()
+            self.embedder = named(self.embedder)
 
     def warm(self) -> None:
-        """Load spaCy and MiniLM now (seconds each), so no request pays for them: the
+        """Load spaCy and MiniLM now (a second or more), so no request pays for them: the
         first `remember` or `recall` would otherwise wait past a client's time-out."""
         if self._sharing is not None and self._sharing.fronting:
             return  # the owner loads them
@@ -182,7 +182,7 @@ def create_app(
     tokens_file: str | Path | None = None,
     default_namespace: str = "default",
     extractor: Extractor | Literal["spacy"] | None = "spacy",
-    embedder: Embedder | Literal["minilm"] | None = "minilm",
+    embedder: Embedder | EmbedderName | None = "minilm",
     clock: Clock | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY,
     consolidation: Schedule | None = None,

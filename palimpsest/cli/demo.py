@@ -3,7 +3,7 @@
     $ palimpsest demo            # a temporary memory, removed afterwards
     $ palimpsest demo --keep     # kept, to explore with the other commands
 
-The sample (`data/demo_conversation.jsonl`) is a list of conversation turns, each
+The sample (`palimpsest/data/demo_conversation.jsonl`) is a list of conversation turns, each
 with the explicit fact operation a host model took from it (assert / end /
 retract). Each line is replayed at the time it was said: the turn is stored as
 an episode, then the operation is recorded with that episode as evidence. A
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..data import DATA
 from .common import CliError, echo, settings
 from .format import changes_text, fmt_time, history_table, profile_text, snapshot_text
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
     from ..models import AuthorKind
 
-DEMO_DATA = Path(__file__).resolve().parents[2] / "data" / "demo_conversation.jsonl"
+DEMO_DATA = DATA / "demo_conversation.jsonl"
 SOURCE = "demo_conversation"
 _RECORD_LAG = timedelta(seconds=30)  # a turn is recorded shortly after it is said
 

@@ -44,7 +44,7 @@ def recall_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Find memories by meaning and words, as of (valid, known); nothing when nothing fits."""
-    with open_memory(ctx, create=False) as mem:
+    with open_memory(ctx, create=False, uses=("vectors",)) as mem:
         ask = partial(mem.recall, query, k=k, valid_at=valid_at, known_at=known_at)
         hits = ask(min_score=min_score, diversity=diversity)
     if as_json:

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import CliError, JsonOpt, NamespaceOpt, dump_json, echo, open_memory, settings
+from .common import (
+    CliError,
+    JsonOpt,
+    NamespaceOpt,
+    Uses,
+    dump_json,
+    echo,
+    open_memory,
+    settings,
+)
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -97,7 +106,9 @@ def import_cmd(
         fmt = _sniff(file, text)
     s = settings(ctx)
     ns = namespace
-    with open_memory(ctx) as mem:
+    # chats and LoCoMo are remembered turn by turn: read and embedded
+    uses: tuple[Uses, ...] = () if fmt in ("facts", "export", "mcp-memory") else ("vectors", "text")
+    with open_memory(ctx, uses=uses) as mem:
         if fmt == "facts":
             count = _import_facts(mem, file, text, batch, ns)
             if as_json:

@@ -155,7 +155,7 @@ def remember_cmd(
 ) -> None:
     """Store one episode as it arrived (prints the episode id)."""
     body = read_text_arg(text)
-    with open_memory(ctx) as mem:
+    with open_memory(ctx, uses=("vectors", "text")) as mem:
         ep = mem.remember(
             body,
             speaker=speaker,

@@ -4,7 +4,7 @@
     >>> vocab.find("default", "resides in").name              # 'lives_in'
     >>> vocab.resolve("default", "plays_with")                 # defined on first use
 
-The defaults come from `data/predicates.json`; a namespace's definitions
+The defaults come from `palimpsest/data/predicates.json`; a namespace's definitions
 (`define_predicate`, or `auto` ones for relations first met in a write) override
 and extend them. A definition is a transaction of its own, recorded in the
 predicate log with its time: a cardinality change re-reads every slot of the
@@ -19,10 +19,10 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import cache
-from pathlib import Path
 from typing import Literal
 
 from .. import _names as names
+from ..data import DATA
 from ..errors import UnknownPredicate, ValidationError
 from ..models import Cardinality, Predicate
 from ..storage import PredicateLog
@@ -30,7 +30,7 @@ from ..temporal import Schedule, schedule_of
 from .context import Context
 from .rows import MIN_TIME
 
-VOCABULARY = Path(__file__).resolve().parents[2] / "data" / "predicates.json"
+VOCABULARY = DATA / "predicates.json"
 
 Recast = Callable[[str, Mapping[str, Cardinality], datetime], set[str]]  # (ns, cards, K)
 

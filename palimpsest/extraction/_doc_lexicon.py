@@ -4,7 +4,7 @@
 ('led_by', 'home_venue')
 
 ``ONE_PREDICATES`` must agree with the ``"one"`` entries of
-``data/predicates.json`` (a test checks it): the extractor closes a
+``palimpsest/data/predicates.json`` (a test checks it): the extractor closes a
 document's open-ended value of such a predicate where the next one starts.
 """
 

@@ -6,7 +6,7 @@
 What people tell each other in a chat is mostly what they did: went to a
 parade, joined a group, signed up for a class, painted a sunset, read a book,
 won a tournament, took up running. The predicates come from what LoCoMo's
-development observations record (see ``data/predicates.json``); each rule
+development observations record (see ``palimpsest/data/predicates.json``); each rule
 needs the verb group to describe something done (past, perfect or ongoing),
 so "I'd love to go to a concert" or "you should join a club" say nothing.
 The object readers (``life_object``) check the kind of thing named, so "went

@@ -100,9 +100,9 @@ def _open(directory: Path, models: bool) -> tuple[Any, Any]:
         mem = Memory.open(directory, extractor=None, embedder=None)
         return mem, lambda: _warm_recall(mem)
     from ..extraction import SpacyExtractor
-    from ..recall import SentenceTransformerEmbedder
+    from ..recall.embedder import named
 
-    extractor, embedder = SpacyExtractor(), SentenceTransformerEmbedder()
+    extractor, embedder = SpacyExtractor(), named("minilm")  # Memory.open's defaults
     mem = Memory.open(directory, extractor=extractor, embedder=embedder)
 
     def warm() -> None:

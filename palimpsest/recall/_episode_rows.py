@@ -20,6 +20,8 @@ from ._text import number_tokens
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from .embedder import Embedder
+
 
 def posix(col: Any) -> npt.NDArray[np.float64]:
     import pyarrow as pa
@@ -43,6 +45,22 @@ def search_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
 def ctx_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
     """What the context vector sees: the previous turn and this one, without speakers."""
     return row["text"] if prev is None else f"{prev['text']}\n{row['text']}"
+
+
+def episode_vectors(
+    embedder: Embedder,
+    rows: Sequence[Mapping[str, Any]],
+    prevs: Sequence[Mapping[str, Any] | None],
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """Each episode's two vectors, its text's and its context text's, from one embed call
+    in which each distinct text appears once: a turn with no previous one has the same
+    text in both, and the embedder sorts the whole call by length before batching."""
+    own = [r["text"] for r in rows]
+    around = [ctx_text(r, p) for r, p in zip(rows, prevs, strict=True)]
+    unique = list(dict.fromkeys([*own, *around]))
+    vecs = embedder.embed(unique)
+    at = {t: i for i, t in enumerate(unique)}
+    return vecs[[at[t] for t in own]], vecs[[at[t] for t in around]]
 
 
 def predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:

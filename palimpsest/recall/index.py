@@ -28,7 +28,7 @@ import numpy.typing as npt
 from ..errors import EmbedderMismatch, ValidationError
 from ..storage import EMB_DIM
 from . import _bm25, _vectors
-from ._episode_rows import ctx_text, floats, posix, predecessors, search_text
+from ._episode_rows import episode_vectors, floats, posix, predecessors, search_text
 from ._shown import Shown
 
 if TYPE_CHECKING:
@@ -230,8 +230,7 @@ class RecallIndex:
         ]
         emb = ctx = None
         if self.embedder is not None:
-            emb = self.embedder.embed([it["text"] for it in items])
-            ctx = self.embedder.embed([ctx_text(it, prev[it["id"]]) for it in items])
+            emb, ctx = episode_vectors(self.embedder, items, [prev[it["id"]] for it in items])
         return Pending(texts, emb, ctx)
 
     def written(self, ns: str, pending: Pending | None, rows: Sequence[Any]) -> None:
@@ -396,9 +395,10 @@ class RecallIndex:
         emb_ids = [e for e in order if e in missing_emb]
         emb = ctx = None
         if self.embedder is not None and emb_ids:
-            emb = self.embedder.embed([rows[e]["text"] for e in emb_ids])
-            ctx = self.embedder.embed(
-                [ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in emb_ids]
+            emb, ctx = episode_vectors(
+                self.embedder,
+                [rows[e] for e in emb_ids],
+                [rows.get(prev_of.get(e) or "") for e in emb_ids],
             )
         with self._ctx.lock, self._ctx.store.write():
             self._store.recall.delete_for(orphans)

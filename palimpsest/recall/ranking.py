@@ -523,7 +523,7 @@ def relevance(
     >>> top_k(r, k=3, floor=RankParams().floor)
     [0, 1]
 
-    Steps, each measured on LoCoMo (see ``bench/locomo_prototype.py``):
+    Steps, each measured on LoCoMo (see ``bench/locomo.py``):
 
     1. BM25 as :func:`bm25_coverage`, lowered by the query's ``novelty``
        (:func:`term_novelty`: words the memory never saw count against it);

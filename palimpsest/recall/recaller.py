@@ -10,7 +10,7 @@ and occurred by `valid_at`: BM25 (Kùzu's full-text scoring, kept in process by
 exact cosine over an in-process numpy matrix per namespace (loaded on first
 recall, appended on writes). The channels are fused on a calibrated 0..1
 scale by `recall.ranking.relevance` (the ranking measured on LoCoMo by
-bench/locomo_prototype.py), so one floor means the same for every query:
+bench/locomo.py), so one floor means the same for every query:
 nothing above it, nothing returned. Facts believed at (valid_at, known_at)
 one or two hops from the entities the query
 names join as hits of their own, scored on the same scale (`_facts.py`).

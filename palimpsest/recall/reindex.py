@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from ._episode_rows import ctx_text, predecessors
+from ._episode_rows import episode_vectors, predecessors
 from .embed_worker import EmbedWorker
 from .index import RecallIndex
 
@@ -86,9 +86,10 @@ class Reindexer:
                         need = set(chunk) | {p for e in chunk if (p := prev_of.get(e))}
                         rows = self._ctx.store.recall.episode_rows(need)
                         chunk = [e for e in chunk if e in rows]  # erased meanwhile
-                        e_vecs = emb.embed([rows[e]["text"] for e in chunk])
-                        c_vecs = emb.embed(
-                            [ctx_text(rows[e], rows.get(prev_of.get(e) or "")) for e in chunk]
+                        e_vecs, c_vecs = episode_vectors(
+                            emb,
+                            [rows[e] for e in chunk],
+                            [rows.get(prev_of.get(e) or "") for e in chunk],
                         )
                         with ctx.store.write():
                             self._ctx.store.recall.delete_embeddings(chunk)
