@@ -292,6 +292,9 @@ def test_mcp_tools_answer_the_same_in_process_and_through_the_owner(
 def _shown(result: Result) -> Any:
     """What a tool answered (its data, or its text), its random ids blanked."""
     data = result.data if result.data is not None else result.text
+    if isinstance(data, dict) and isinstance(data.get("types"), dict):
+        # keyed by random ids, which blank alike: compare the types themselves
+        data = {**data, "types": sorted(data["types"].values())}
     return _without_ids({"error": result.is_error, "data": data})
 
 

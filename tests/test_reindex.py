@@ -164,10 +164,10 @@ def test_cli_reindex_re_embed_moves_an_fp32_memory(tmp_path: Path, clock: Clock)
     assert f"re-embedded {len(TEXTS)}" in done.stdout
     int8 = OnnxEmbedder()
     with Memory.open(path, clock=clock, extractor=None) as m:  # the int8 MiniLM is its model now
-        assert m._index.rs.embedder_identity() == int8.identity()
+        assert m._store.recall.embedder_identity() == int8.identity()
         hit = m.recall("when does my sister Mira land in Lisbon?", min_score=0)[0]
         assert hit.text == TEXTS[1] and hit.channels["dense"] > 0.3
         stored = _stored(m)
-        texts = {k: r["text"] for k, r in m._index.rs.episode_rows(stored).items()}
+        texts = {k: r["text"] for k, r in m._store.recall.episode_rows(stored).items()}
     want = dict(zip(TEXTS, int8.embed(TEXTS), strict=True))
     assert all(np.allclose(v, want[texts[k]], atol=1e-4) for k, v in stored.items())
