@@ -62,6 +62,9 @@ class FakeStore:
         if self.fail_write:
             raise RuntimeError("disk on fire")
 
+    def shared_clocks(self) -> None:
+        return None  # one process writes (the Kùzu store's answer)
+
     def predicates(self, ns: str) -> list[dict[str, Any]]:
         return list(self.stored_predicates)
 

@@ -88,14 +88,25 @@ class Context:
         return self.namespace if namespace is None else names.check_namespace(namespace)
 
     def tick(self) -> datetime:
-        """The next transaction time: the clock, but never before the last one."""
+        """The next transaction time: the clock, but never before the last one (the
+        last one any process wrote, where several share the store)."""
+        self._sync()
         now = to_utc(self.clock(), name="clock")
         if self.last_k is not None and now < self.last_k:
             now = self.last_k
         self.last_k = now
         return now
 
+    def _sync(self) -> None:
+        shared = self.store.shared_clocks()
+        if shared is not None:
+            last, seq = shared
+            if last is not None and (self.last_k is None or last > self.last_k):
+                self.last_k = last
+            self.seq = max(self.seq, seq)
+
     def next_seq(self) -> int:
+        self._sync()
         self.seq += 1
         return self.seq
 

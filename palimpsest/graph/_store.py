@@ -178,3 +178,7 @@ class Store:
         t = self.db.query("MATCH (t:Tombstone) RETURN max(t.erased_at) AS r")[0]
         times = [x for x in (a["r"], a["x"], e["r"], t["r"]) if x is not None]
         return (max(times) if times else None), int(a["s"] or 0)
+
+    def shared_clocks(self) -> tuple[datetime | None, int] | None:
+        """None: one process holds the directory, its context's clocks are current."""
+        return None

@@ -165,3 +165,9 @@ class Store(Protocol):
     def clocks(self) -> tuple[datetime | None, int]:
         """The latest transaction time stored anywhere, and the highest sequence number."""
         ...
+
+    def shared_clocks(self) -> tuple[datetime | None, int] | None:
+        """Inside a write transaction of a store several processes write: `clocks()` as
+        that transaction found them, under the write lock. None where only this process
+        writes (its context's own clocks are current)."""
+        ...

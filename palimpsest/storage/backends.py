@@ -1,6 +1,7 @@
 """Which store a location names, opened: the one place that knows every backend.
 
     >>> store = open_store("palimpsest-data")          # a directory: the embedded Kùzu store
+    >>> store = open_store("postgresql://palimpsest@db:5432/mem")   # PostgreSQL
 
 A backend is imported only when a location names it (no work at import time), so
 this module sits above the backends, not in the seam they import.
@@ -13,11 +14,25 @@ from pathlib import Path
 
 from . import Store
 
+URL_SCHEMES = ("postgresql://", "postgres://")
 
-def open_store(location: str | Path, *, defaults: Mapping[str, str] | None = None) -> Store:
-    """The store at `location`: a directory holds the embedded Kùzu store (created if
-    missing). `defaults` are the default vocabulary's cardinalities, for a migration
-    that lays slots out by them."""
+
+def is_database_url(location: str | Path) -> bool:
+    """Whether `location` names a PostgreSQL database rather than a directory."""
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)
+
+
+def open_store(
+    location: str | Path, *, defaults: Mapping[str, str] | None = None, migrate: bool = False
+) -> Store:
+    """The store at `location`: a `postgresql://` URL names a PostgreSQL database (its
+    schema created when empty; one of an older schema refused unless `migrate`); a
+    directory holds the embedded Kùzu store (created if missing). `defaults` are the
+    default vocabulary's cardinalities, for a migration that lays slots out by them."""
+    if is_database_url(location):
+        from ..postgres import Store as PgStore
+
+        return PgStore.open(str(location), migrate=migrate)  # type: ignore[return-value]
     from ..graph import Store as KuzuStore
 
     return KuzuStore.open(Path(location), defaults=defaults)

@@ -1,0 +1,290 @@
+"""One PostgreSQL database shared by every process that opens it: connections,
+transactions, the write lock, and the change sequence caches check.
+
+    >>> db = Database.open("postgresql://palimpsest@127.0.0.1:5432/mem")
+    >>> with db.write():                      # one transaction; nested use joins it
+    ...     db.execute("INSERT INTO meta (key, value) VALUES (%s, %s)", ("a", "b"))
+    >>> db.query("SELECT value FROM meta WHERE key = %s", ("a",))
+    [{'value': 'b'}]
+
+Reads outside a write borrow a pooled connection in autocommit mode; inside a write
+they run on the transaction's own connection, so a writer reads its own rows. A
+write takes a transaction-scoped advisory lock first: writers queue across every
+process on the database, readers never wait (MVCC). Its commit moves
+`store_clock.change_seq` (and `fact_seq` when it touched a table a fact read reads),
+so any process's in-memory copies of rows see that they are stale: read-your-writes
+through any worker. Values always travel as bound parameters, never in the SQL text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import StoreError, StoreUnavailable
+from ..storage.rows import Row, VersionDelta
+
+WRITE_LOCK = 0x70616C6D  # "palm": the advisory lock every writer of the database takes
+POOL_MAX = 8
+# tables a fact version read never reads: writing them leaves every fact copy current
+NO_FACTS = frozenset(
+    {
+        "meta",
+        "schema_version",
+        "store_clock",
+        "episode",
+        "episode_text",
+        "episode_emb",
+        "episode_dup",
+        "episode_use",
+        "entity_name_emb",
+        "statement_emb",
+        "idempotency",
+    }
+)
+# ON CONFLICT ... DO UPDATE SET updates the INSERT's own table
+_WRITES = re.compile(r"\b(?:INSERT\s+INTO|(?<!DO\s)UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
+_KEPT = 512  # own fact deltas remembered; a copy older than them is read again whole
+
+
+def touches_facts(sql: str) -> bool:
+    """Whether a statement may change what a fact read returns (errs towards yes)."""
+    tables = {t.lower() for t in _WRITES.findall(sql)}
+    return not tables or not tables <= NO_FACTS
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password (for messages and `Store.location`)."""
+    return re.sub(r"^(\w+://[^:/@]+):[^@]*@", r"\1@", url)
+
+
+class Database:
+    """A connection pool to one database, with this process's view of its changes."""
+
+    def __init__(self, url: str, pool: Any) -> None:
+        self.url = url
+        self.pool = pool
+        self.closed = False
+        self.rollbacks = 0
+        self._local = threading.local()  # the thread's transaction connection, if any
+        self._lock = threading.RLock()  # one writer per process at a time, like Kùzu's
+        self._local_gen = 0  # moves around this process's own writes
+        self._deltas: OrderedDict[int, VersionDelta | None] = OrderedDict()
+        self._reported: list[VersionDelta] = []
+        self._touched = False  # this write ran a statement that may change a fact read
+        self._blind = False  # ... outside a declared scope (its delta is unknown)
+        self._scoped = False
+        self._clocks: tuple[datetime | None, int] | None = None
+
+    @classmethod
+    def open(cls, url: str, *, max_size: int = POOL_MAX) -> Database:
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True, "row_factory": dict_row, "options": "-c TimeZone=UTC"},
+            open=False,
+            timeout=10.0,
+            reconnect_timeout=0,
+        )
+        try:
+            pool.open(wait=True, timeout=10.0)
+        except Exception as e:
+            pool.close()
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {safe_url(url)}: {e}") from e
+        return cls(url, pool)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.pool.close()
+
+    # --- statements ----------------------------------------------------------------------
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        own = getattr(self._local, "conn", None)
+        if own is not None:
+            yield own
+            return
+        if self.closed:
+            raise StoreError("the database is closed")
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except _unavailable() as e:
+            raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        """Rows of one statement, as dicts (aware UTC datetimes, lists for arrays)."""
+        if self.in_transaction() and _is_write(sql) and touches_facts(sql):
+            self._mark()
+        with self._conn() as conn:
+            try:
+                cur = conn.execute(sql, params)
+            except _unavailable() as e:
+                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+            return list(cur.fetchall()) if cur.description else []
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
+        self.query(sql, params)
+
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any] | dict[str, Any]]) -> None:
+        """One statement for many parameter rows (pipelined)."""
+        if not rows:
+            return
+        if self.in_transaction() and touches_facts(sql):
+            self._mark()
+        with self._conn() as conn:
+            try:
+                with conn.cursor() as cur:
+                    cur.executemany(sql, rows)
+            except _unavailable() as e:
+                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+
+    def _mark(self) -> None:
+        self._touched = True
+        if not self._scoped:
+            self._blind = True
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        rows = self.query(sql, params)
+        return next(iter(rows[0].values())) if rows else None
+
+    # --- transactions --------------------------------------------------------------------
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "conn", None) is not None
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction; nested use joins the outer one."""
+        if self.in_transaction():
+            yield
+            return
+        if self.closed:
+            raise StoreError("the database is closed")
+        with self._lock:
+            try:
+                ctx = self.pool.connection()
+                conn = ctx.__enter__()
+            except _unavailable() as e:
+                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+            self._local.conn = conn
+            self._touched = self._blind = self._scoped = False
+            self._reported = []
+            self._clocks = None
+            self._local_gen += 1
+            ok = False
+            try:
+                conn.execute("BEGIN")
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                yield
+                self._finish(conn)
+                ok = True
+            except _unavailable() as e:
+                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+            finally:
+                self._local.conn = None
+                self._local_gen += 1
+                if not ok:
+                    self.rollbacks += 1
+                    with suppress(Exception):  # the connection may be gone
+                        conn.execute("ROLLBACK")
+                ctx.__exit__(None, None, None)
+
+    def _finish(self, conn: Any) -> None:
+        touched = self._touched
+        row = conn.execute(
+            "UPDATE store_clock SET change_seq = change_seq + 1,"
+            " fact_seq = fact_seq + %s WHERE id = 1 RETURNING fact_seq",
+            (1 if touched else 0,),
+        ).fetchone()
+        conn.execute("COMMIT")
+        if touched:
+            known = not self._blind and len(self._reported) == 1
+            delta = self._reported[0] if known else None
+            self._deltas[int(row["fact_seq"])] = delta
+            while len(self._deltas) > _KEPT:
+                self._deltas.popitem(last=False)
+
+    # --- what copies of rows check -----------------------------------------------------
+    def seqs(self) -> tuple[int, int]:
+        """(change_seq, fact_seq) as committed (inside a write: as this one sees them)."""
+        rows = self.query("SELECT change_seq, fact_seq FROM store_clock WHERE id = 1")
+        if not rows:
+            return 0, 0
+        return int(rows[0]["change_seq"]), int(rows[0]["fact_seq"])
+
+    @property
+    def generation(self) -> int:
+        """Moves whenever anything may have been written, by any process."""
+        return (self.seqs()[0] << 20) + self._local_gen
+
+    @property
+    def fact_generation(self) -> int:
+        return self.seqs()[1] * 2 + (1 if self.in_transaction() and self._touched else 0)
+
+    def facts_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
+        now = self.fact_generation
+        if generation == now:
+            return ()
+        if generation % 2 or now % 2:
+            return None
+        out = []
+        for seq in range(generation // 2 + 1, now // 2 + 1):
+            d = self._deltas.get(seq)
+            if d is None:
+                return None  # another process wrote it, or the writer did not say
+            out.append(d)
+        return tuple(out)
+
+    @contextmanager
+    def declared(self) -> Iterator[Any]:
+        """Around a fact write that reports its `VersionDelta` (`_Scope.report`); a scope
+        that reports nothing leaves its statements unknown."""
+        scope = _Scope(self)
+        self._scoped = True
+        try:
+            yield scope
+        finally:
+            self._scoped = False
+            if self._touched and not scope.reported:
+                self._blind = True
+
+    def clocks_in_write(self, read: Any) -> tuple[datetime | None, int]:
+        """The stored clocks as this write transaction found them (read once per write)."""
+        if self._clocks is None:
+            self._clocks = read()
+        return self._clocks
+
+
+class _Scope:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.reported = False
+
+    def report(self, delta: VersionDelta) -> None:
+        self.db._reported.append(delta)
+        self.reported = True
+
+
+def _is_write(sql: str) -> bool:
+    return _WRITES.search(sql) is not None
+
+
+def _unavailable() -> tuple[type[BaseException], ...]:
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    return (psycopg.OperationalError, PoolTimeout)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,67 @@
+"""The PostgreSQL schema as numbered migrations, each applied once, in a transaction.
+
+    >>> [m.version for m in migrations()][:1]
+    [1]
+
+Each slice module owns the DDL of the tables it writes (`DDL`); migration 1 is the
+store's core tables followed by theirs. Never edit a released migration: add the
+next one. Tables mirror the Kùzu store's node tables (snake_case names, the same
+column names, so rows come out as the same dicts) with the namespace leading every
+primary key. Text that is sorted is `COLLATE "C"`: ORDER BY agrees with Python's
+`sorted`. A memory at an older version is refused until `palimpsest migrate URL`
+applies the rest; one at a newer version, until the package is upgraded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA_VERSION = 1
+
+CORE = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY,"
+    " name text NOT NULL, applied_at timestamptz NOT NULL)",
+    'CREATE TABLE IF NOT EXISTS meta (key text COLLATE "C" PRIMARY KEY, value text)',
+    # one row: the change sequence every committed write moves (caches check it)
+    "CREATE TABLE IF NOT EXISTS store_clock (id integer PRIMARY KEY CHECK (id = 1),"
+    " change_seq bigint NOT NULL, fact_seq bigint NOT NULL)",
+    "INSERT INTO store_clock VALUES (1, 0, 0) ON CONFLICT DO NOTHING",
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def migrations() -> list[Migration]:
+    from . import (
+        _consolidation,
+        _embeddings,
+        _facts,
+        _names,
+        _predicate_log,
+        _recall,
+        _slots,
+        _use,
+        _vectors,
+    )
+
+    store = CORE + tuple(
+        stmt
+        for module in (
+            _names,
+            _slots,
+            _facts,
+            _recall,
+            _vectors,
+            _embeddings,
+            _use,
+            _consolidation,
+            _predicate_log,
+        )
+        for stmt in module.DDL
+    )
+    return [Migration(1, "store", store)]

@@ -1,0 +1,177 @@
+"""The PostgreSQL store of one memory: its lifecycle, and its slices built once.
+
+    >>> store = Store.open("postgresql://palimpsest@127.0.0.1:5432/mem")
+    >>> with store.write():
+    ...     store.slots.write_facts(FactWrite(at=k, assertions=[a], lines=[edit]))
+
+The same slices as the Kùzu store (`palimpsest.graph`), each in its module, each
+one sitting's read; this module keeps the lifecycle: open, migrate, meta, clocks,
+generations, close. Any number of processes may open one database: writes queue on
+one advisory lock, and each write transaction reads the clocks every process has
+moved (`shared_clocks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import SchemaError
+from ..storage.rows import VersionDelta
+from ._consolidation import ConsolidationStore
+from ._db import WRITE_LOCK, Database, safe_url
+from ._embeddings import EmbeddingStore
+from ._facts import FactStore
+from ._names import NameStore
+from ._pages import GraphPages
+from ._predicate_log import PredicateLog
+from ._recall import RecallStore
+from ._schema import SCHEMA_VERSION, migrations
+from ._slots import SlotStore
+from ._transfer import TransferStore
+from ._use import UseStore
+from ._vectors import VectorStore
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)
+
+
+class Store:
+    """The PostgreSQL-backed store of one memory database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.location = safe_url(db.url)
+        self.names = NameStore(db)
+        self.slots = SlotStore(db, self.names)
+        self.facts = FactStore(db)
+        self.embeddings = EmbeddingStore(db)
+        self.vectors = VectorStore(db)
+        self.recall = RecallStore(db, self.embeddings, self.vectors)
+        self.consolidation = ConsolidationStore(db)
+        self.uses = UseStore(db)
+        self.predicate_log = PredicateLog(db)
+        self.transfer = TransferStore(db, self.names, self.facts)
+
+    @property
+    def schema_version(self) -> int:
+        return SCHEMA_VERSION
+
+    def pages(self, namespace: str, at: datetime, own: Sequence[str]) -> GraphPages:
+        return GraphPages(self.db, namespace, at, own)
+
+    # --- lifecycle ---------------------------------------------------------------------
+    @classmethod
+    def open(cls, url: str, *, migrate: bool = False) -> Store:
+        """Open the memory at `url`; an empty database gets the schema. One of an older
+        schema is refused unless `migrate` (what `palimpsest migrate URL` does)."""
+        store = cls(Database.open(url))
+        try:
+            store._migrate(allow=migrate)
+        except BaseException:
+            store.db.close()
+            raise
+        return store
+
+    def _migrate(self, *, allow: bool) -> None:
+        with self.db.write():
+            # one migrator at a time across processes (the write lock is already held)
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY,"
+                " name text NOT NULL, applied_at timestamptz NOT NULL)"
+            )
+            done = {int(r["version"]) for r in self.db.query("SELECT version FROM schema_version")}
+            if done and max(done) > SCHEMA_VERSION:
+                raise SchemaError(
+                    f"this memory was written by a newer Palimpsest (schema {max(done)} > "
+                    f"{SCHEMA_VERSION}); upgrade the package"
+                )
+            pending = [m for m in migrations() if m.version not in done]
+            if done and pending and not allow:
+                raise SchemaError(
+                    f"this memory has schema {max(done)}, this Palimpsest needs "
+                    f"{SCHEMA_VERSION}: run `palimpsest migrate {self.location}` first"
+                )
+            for m in pending:
+                for stmt in m.statements:
+                    self.db.execute(stmt)
+                self.db.execute(
+                    "INSERT INTO schema_version VALUES (%s, %s, %s)",
+                    (m.version, m.name, datetime.now(UTC)),
+                )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def write(self) -> AbstractContextManager[None]:
+        """One write transaction; nested use joins the outer one."""
+        return self.db.write()
+
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction()
+
+    @property
+    def closed(self) -> bool:
+        return self.db.closed
+
+    @property
+    def rollbacks(self) -> int:
+        return self.db.rollbacks
+
+    @property
+    def generation(self) -> int:
+        return self.db.generation
+
+    @property
+    def fact_generation(self) -> int:
+        return self.db.fact_generation
+
+    def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
+        return self.db.facts_since(generation)
+
+    def writing_facts(self) -> AbstractContextManager[Any]:
+        return self.db.declared()
+
+    def request_compaction(self) -> None:
+        """Erased rows are gone at commit; VACUUM reclaims their pages (autovacuum)."""
+
+    # --- meta ----------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        value: str | None = self.db.scalar("SELECT value FROM meta WHERE key = %s", (key,))
+        return value
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def clocks(self) -> tuple[datetime | None, int]:
+        """The latest transaction time stored anywhere, and the highest sequence number."""
+        r = self.db.query(
+            "SELECT (SELECT max(recorded_at) FROM assertion) AS a,"
+            " (SELECT max(retracted_at) FROM assertion) AS x,"
+            " (SELECT max(seq) FROM assertion) AS s,"
+            " (SELECT max(recorded_at) FROM episode) AS e,"
+            " (SELECT max(erased_at) FROM tombstone) AS t,"
+            " (SELECT max(changed_at) FROM predicate_change) AS p"
+        )[0]
+        times = [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
+        return (max(times) if times else None), int(r["s"] or 0)
+
+    def shared_clocks(self) -> tuple[datetime | None, int] | None:
+        """Inside a write: the clocks as every process has moved them (read once per
+        transaction, under the write lock), so K never goes backwards whichever worker
+        writes. Outside one: None."""
+        if not self.db.in_transaction():
+            return None
+        return self.db.clocks_in_write(self.clocks)
+
+
+__all__ = ["URL_SCHEMES", "WRITE_LOCK", "Store", "is_url"]

@@ -1,0 +1,12 @@
+"""PostgreSQL: the `vectors` slice of the store seam (TODO: being written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DDL: tuple[str, ...] = ()
+
+
+class VectorStore:
+    def __init__(self, db: Any) -> None:
+        self.db = db
