@@ -38,10 +38,9 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import locomo_data as lc
 from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
@@ -50,6 +49,7 @@ from pg_server import PostgresServer
 from palimpsest import Memory
 from palimpsest.transfer import parse_locomo
 
+ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 MIX = (("recall", 40), ("facts", 30), ("assert", 30))
 CITIES = ("Lisbon", "Porto", "Madrid", "Paris", "Oslo", "Rome", "Vienna", "Prague")
