@@ -161,6 +161,81 @@ class PostgresServer:
         self.databases.append(name)
         return self.url(name)
 
+    # --- faults (bench/drills.py) ---------------------------------------------------------
+    def kill(self) -> None:
+        """SIGKILL the postmaster, as a crash would (its backends exit when they notice)."""
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, 9)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        # backends linger a moment after their postmaster: wait until none holds the port
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) != 0:
+                    return
+            time.sleep(0.05)
+
+    def restart(self) -> None:
+        """Start the (killed or stopped) server again on its port: crash recovery runs."""
+        (self.data / "postmaster.pid").unlink(missing_ok=True)
+        self._pg_ctl("start", "-w", "-t", str(int(START_S)), "-o", self._options())
+
+    def standby(self, *, synchronous: bool = True) -> PostgresServer:
+        """A streaming replica of this server (pg_basebackup -R), on a port of its own;
+        with `synchronous`, this server waits for it before acknowledging a commit."""
+        folder = Path(tempfile.mkdtemp(prefix="palimpsest-pg-standby-"))
+        other = PostgresServer(self.bindir, folder, free_port(), self.password, self.account)
+        other.version = self.version
+        if self.account is not None:
+            os.chown(folder, self.account.pw_uid, self.account.pw_gid)
+        hba = self.data / "pg_hba.conf"
+        lines = [x for x in hba.read_text().splitlines() if not x.lstrip().startswith("#")]
+        if not any("replication" in x for x in lines):
+            hba.write_text(hba.read_text() + "host replication all 127.0.0.1/32 scram-sha-256\n")
+        self._pg_ctl("reload")
+        env_pw = self.folder / "pgpass"
+        env_pw.write_text(f"127.0.0.1:{self.port}:*:{SUPERUSER}:{self.password}\n")
+        if self.account is not None:
+            os.chown(env_pw, self.account.pw_uid, self.account.pw_gid)
+        env_pw.chmod(0o600)
+        other._run_env(
+            {"PGPASSFILE": str(env_pw)},
+            str(self.bindir / "pg_basebackup"),
+            "-h", "127.0.0.1", "-p", str(self.port), "-U", SUPERUSER,
+            "-D", str(other.data), "-R", "-X", "stream", "--no-sync", "-c", "fast", "-w",
+        )  # fmt: skip
+        auto = other.data / "postgresql.auto.conf"
+        auto.write_text(auto.read_text() + "application_name = 'standby'\n")
+        conninfo = f"primary_conninfo = 'host=127.0.0.1 port={self.port} user={SUPERUSER} "
+        conninfo += f"password={self.password} application_name=standby'\n"
+        auto.write_text(auto.read_text() + conninfo)
+        other._pg_ctl("start", "-w", "-t", str(int(START_S)), "-o", other._options())
+        if synchronous:
+            import psycopg
+
+            with psycopg.connect(self.url(), autocommit=True) as conn:
+                conn.execute("ALTER SYSTEM SET synchronous_standby_names = 'standby'")
+                conn.execute("SELECT pg_reload_conf()")
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    row = conn.execute(
+                        "SELECT sync_state FROM pg_stat_replication"
+                        " WHERE application_name = 'standby'"
+                    ).fetchone()
+                    if row and row[0] == "sync":
+                        break
+                    time.sleep(0.1)
+        return other
+
+    def promote(self) -> None:
+        """Make this standby the primary (pg_ctl promote, waiting until it accepts writes)."""
+        self._pg_ctl("promote", "-w", "-t", str(int(START_S)))
+
     # --- the programs ----------------------------------------------------------------------
     def _options(self) -> str:
         settings = {
@@ -202,10 +277,13 @@ class PostgresServer:
         return self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", log, *args)
 
     def _run(self, *argv: str) -> str:
+        return self._run_env({}, *argv)
+
+    def _run_env(self, extra: dict[str, str], *argv: str) -> str:
         kw: dict[str, Any] = {}
         if self.account is not None:
             kw.update(user=self.account.pw_uid, group=self.account.pw_gid, extra_groups=[])
-        env = {**os.environ, "LC_ALL": "C", "PGTZ": "UTC"}
+        env = {**os.environ, "LC_ALL": "C", "PGTZ": "UTC", **extra}
         try:
             done = subprocess.run(
                 argv,
