@@ -92,8 +92,9 @@ class Database:
             max_size=max_size,
             kwargs={"autocommit": True, "row_factory": dict_row, "options": "-c TimeZone=UTC"},
             open=False,
+            # a connection broken by a restart or failover is replaced, not handed out
+            check=ConnectionPool.check_connection,
             timeout=10.0,
-            reconnect_timeout=0,
         )
         try:
             pool.open(wait=True, timeout=10.0)
