@@ -31,6 +31,7 @@ from .engine.entities import EntityIndex
 from .engine.episodes import Episodes
 from .engine.eraser import Eraser
 from .engine.events import Events
+from .engine.idempotency import Idempotency
 from .engine.inspector import Inspector
 from .engine.materialise import Materialiser
 from .engine.pages import PageReader
@@ -58,6 +59,7 @@ class Parts:
     """The collaborators a `Memory` delegates to."""
 
     ctx: Context
+    keys: Idempotency
     events: Events
     entities: EntityIndex
     vocab: Vocabulary
@@ -121,6 +123,7 @@ def build(
     }
     parts = Parts(
         ctx=ctx,
+        keys=Idempotency(ctx),
         events=events,
         entities=entities,
         vocab=vocab,

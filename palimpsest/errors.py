@@ -59,6 +59,13 @@ class UnknownPredicate(ValidationError):
     code = "unknown_predicate"
 
 
+class IdempotencyKeyReused(ValidationError):
+    """An idempotency key came back with a different request than the one it first
+    keyed (another verb, or other arguments): nothing was done."""
+
+    code = "idempotency_key_reused"
+
+
 class NotFound(PalimpsestError):
     code = "not_found"
 

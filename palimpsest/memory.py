@@ -92,6 +92,11 @@ def _doc(owner: Callable[..., Any]) -> Callable[[_F], _F]:
     return take
 
 
+def _asked(args: dict[str, Any]) -> dict[str, Any]:
+    """A verb's arguments as an idempotency key fingerprints them (`locals()` at entry)."""
+    return {k: v for k, v in args.items() if k not in ("self", "ns", "idempotency_key")}
+
+
 class Memory:
     """An agent's memory in one directory: episodes, entities, and bitemporal facts."""
 
@@ -113,6 +118,7 @@ class Memory:
         self._merge, self._unmerge, self._consolidation = p.merge, p.unmerge, p.consolidation
         self._review, self._pages = p.review, p.pages
         self._exporter, self._restorer, self._importers = p.exporter, p.restorer, p.importers
+        self._keys = p.keys
 
     # --- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -252,11 +258,16 @@ class Memory:
         inverse: str | None = None,
         object_kind: Literal["entity", "value"] = "entity",
         namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Predicate:
-        ns = self._ns(namespace)
-        return self._vocab.define(
-            ns, name, cardinality, aliases=aliases, inverse=inverse, object_kind=object_kind
-        )
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "define_predicate", asked,
+            lambda: self._vocab.define(
+                ns, name, cardinality, aliases=aliases, inverse=inverse, object_kind=object_kind
+            ),
+            Predicate,
+        )  # fmt: skip
 
     # --- writes (engine/writer.py, engine/eraser.py) ---------------------------------------
     @_doc(Writer.assert_fact)
@@ -274,18 +285,34 @@ class Memory:
         quarantined: bool | None = None,
         occurred_at: TimeLike | None = None,
         namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Fact:
-        ns = self._ns(namespace)
-        return self._writer.assert_fact(
-            ns, subject, predicate, object, valid_from, valid_to, confidence, author_kind,
-            evidence, quarantined, occurred_at,
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "assert_fact", asked,
+            lambda: self._writer.assert_fact(
+                ns, subject, predicate, object, valid_from, valid_to, confidence, author_kind,
+                evidence, quarantined, occurred_at,
+            ),
+            Fact,
         )  # fmt: skip
 
     @_doc(Writer.assert_many)
     def assert_many(
-        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> list[Fact]:
-        return self._writer.assert_many(self._ns(namespace), items)
+        ns = self._ns(namespace)
+        if idempotency_key is None:
+            return self._writer.assert_many(ns, items)
+        listed = [dict(i) for i in items]
+        return self._keys.once(
+            ns, idempotency_key, "assert_many", {"items": listed},
+            lambda: self._writer.assert_many(ns, listed), list[Fact],
+        )  # fmt: skip
 
     @_doc(Writer.end_fact)
     def end_fact(
@@ -299,17 +326,31 @@ class Memory:
         evidence: Sequence[str] = (),
         occurred_at: TimeLike | None = None,
         namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Fact:
-        ns = self._ns(namespace)
-        return self._writer.end_fact(
-            ns, subject, predicate, object, at, author_kind, evidence, occurred_at
-        )
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "end_fact", asked,
+            lambda: self._writer.end_fact(
+                ns, subject, predicate, object, at, author_kind, evidence, occurred_at
+            ),
+            Fact,
+        )  # fmt: skip
 
     @_doc(Writer.retract)
     def retract(
-        self, fact_id: str, *, reason: str | None = None, namespace: str | None = None
+        self,
+        fact_id: str,
+        *,
+        reason: str | None = None,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Fact:
-        return self._writer.retract(self._ns(namespace), fact_id, reason=reason)
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "retract", asked,
+            lambda: self._writer.retract(ns, fact_id, reason=reason), Fact,
+        )  # fmt: skip
 
     def import_facts(
         self, lines: Iterable[str], *, batch: int = IMPORT_BATCH, namespace: str | None = None
@@ -324,9 +365,18 @@ class Memory:
 
     @_doc(Eraser.erase)
     def erase(
-        self, id: str, *, reason: str | None = None, namespace: str | None = None
+        self,
+        id: str,
+        *,
+        reason: str | None = None,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> list[Tombstone]:
-        return self._eraser.erase(self._ns(namespace), id, reason=reason)
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "erase", asked,
+            lambda: self._eraser.erase(ns, id, reason=reason), list[Tombstone],
+        )  # fmt: skip
 
     # --- episodes (engine/episodes.py) -----------------------------------------------------
     @_doc(Episodes.remember)
@@ -344,18 +394,34 @@ class Memory:
         addressee: str | None = None,
         participants: Sequence[str] | None = None,
         namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Episode:
-        ns = self._ns(namespace)
-        return self._episodes.remember(
-            ns, text, speaker, author_kind, occurred_at, session, source, reply_to, importance,
-            addressee, participants,
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "remember", asked,
+            lambda: self._episodes.remember(
+                ns, text, speaker, author_kind, occurred_at, session, source, reply_to,
+                importance, addressee, participants,
+            ),
+            Episode,
         )  # fmt: skip
 
     @_doc(Episodes.remember_many)
     def remember_many(
-        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
     ) -> list[Episode]:
-        return self._episodes.remember_many(self._ns(namespace), items)
+        ns = self._ns(namespace)
+        if idempotency_key is None:
+            return self._episodes.remember_many(ns, items)
+        listed = [dict(i) for i in items]
+        return self._keys.once(
+            ns, idempotency_key, "remember_many", {"items": listed},
+            lambda: self._episodes.remember_many(ns, listed), list[Episode],
+        )  # fmt: skip
 
     @_doc(Episodes.episode)
     def episode(self, episode_id: str, *, namespace: str | None = None) -> Episode:
@@ -559,12 +625,34 @@ class Memory:
         return self._review.quarantined(self._ns(namespace), limit=limit, offset=offset)
 
     @_doc(Reviewer.promote)
-    def promote(self, fact_id: str, *, reason: str, namespace: str | None = None) -> Fact:
-        return self._review.promote(self._ns(namespace), fact_id, reason=reason)
+    def promote(
+        self,
+        fact_id: str,
+        *,
+        reason: str,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Fact:
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "promote", asked,
+            lambda: self._review.promote(ns, fact_id, reason=reason), Fact,
+        )  # fmt: skip
 
     @_doc(Reviewer.reject)
-    def reject(self, fact_id: str, *, reason: str, namespace: str | None = None) -> Fact:
-        return self._review.reject(self._ns(namespace), fact_id, reason=reason)
+    def reject(
+        self,
+        fact_id: str,
+        *,
+        reason: str,
+        namespace: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Fact:
+        ns, asked = self._ns(namespace), _asked(locals())
+        return self._keys.once(
+            ns, idempotency_key, "reject", asked,
+            lambda: self._review.reject(ns, fact_id, reason=reason), Fact,
+        )  # fmt: skip
 
     # --- transfer (transfer/) ------------------------------------------------------------
     @_doc(Exporter.export)

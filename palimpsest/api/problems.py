@@ -48,6 +48,7 @@ STATUS: dict[str, int] = {
     "invalid_window": 422,
     "invalid_name": 422,
     "unknown_predicate": 422,
+    "idempotency_key_reused": 422,
     # a value over its bound (every bound is in the schema, so this is a schema violation,
     # like any other 422); only a request body over the server's byte limit is HTTP's own
     # 413 Content Too Large, answered by `security.BodyLimit` with the same code

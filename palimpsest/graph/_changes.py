@@ -47,6 +47,7 @@ _NO_FACTS = frozenset(
         "EpisodeUse",
         "EntityNameEmb",
         "StatementEmb",
+        "IdempotencyKey",
     }
 )
 _LABEL = re.compile(r"[(\[]\w*:(\w+)")  # (f:Fact  (:Episode  [:SUBJ]  [r:OBJ]

@@ -203,6 +203,14 @@ _V9 = (
     "CREATE NODE TABLE IF NOT EXISTS LinePage(id STRING PRIMARY KEY, entries STRING)",
 )
 
+# --- migration 10: idempotency keys ------------------------------------------------------
+# The first outcome of a write made with an `idempotency_key` (engine/idempotency.py), as
+# JSON, stored in the write's own transaction; id = namespace \x1f key. Written once.
+_V10 = (
+    "CREATE NODE TABLE IF NOT EXISTS IdempotencyKey(id STRING PRIMARY KEY, namespace STRING,"
+    " key STRING, verb STRING, fingerprint STRING, outcome STRING, recorded_at TIMESTAMP)",
+)
+
 
 def _convert_v9(db: Database, defaults: Mapping[str, str]) -> None:
     from ._upgrade import journal_from_packed
@@ -226,6 +234,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         convert=_convert_v9,
         cleanup=("DROP TABLE IF EXISTS SlotState",),
     ),
+    Migration(10, "idempotency keys", _V10),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -32,6 +32,7 @@ from ._consolidation import ConsolidationStore
 from ._cypher import Keys
 from ._db import Database
 from ._embeddings import EmbeddingStore
+from ._keys import KeyStore
 from ._predicate_log import PredicateLog
 from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
@@ -61,6 +62,7 @@ class Store:
         self.recall = RecallStore(db, self.embeddings, self.vectors)
         self.consolidation = ConsolidationStore(db, directory)
         self.uses = UseStore(db)
+        self.keys = KeyStore(db)
         self.predicate_log = PredicateLog(db)
         self.transfer = TransferStore(db, self.names, self.facts)
 

@@ -45,6 +45,7 @@ NO_FACTS = frozenset(
         "entity_name_emb",
         "statement_emb",
         "idempotency",
+        "consolidation_report",
     }
 )
 # ON CONFLICT ... DO UPDATE SET updates the INSERT's own table

@@ -41,6 +41,7 @@ def migrations() -> list[Migration]:
         _consolidation,
         _embeddings,
         _facts,
+        _keys,
         _names,
         _predicate_log,
         _recall,
@@ -61,6 +62,7 @@ def migrations() -> list[Migration]:
             _use,
             _consolidation,
             _predicate_log,
+            _keys,
         )
         for stmt in module.DDL
     )

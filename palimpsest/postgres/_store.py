@@ -24,6 +24,7 @@ from ._consolidation import ConsolidationStore
 from ._db import WRITE_LOCK, Database, safe_url
 from ._embeddings import EmbeddingStore
 from ._facts import FactStore
+from ._keys import KeyStore
 from ._names import NameStore
 from ._pages import GraphPages
 from ._predicate_log import PredicateLog
@@ -55,6 +56,7 @@ class Store:
         self.recall = RecallStore(db, self.embeddings, self.vectors)
         self.consolidation = ConsolidationStore(db)
         self.uses = UseStore(db)
+        self.keys = KeyStore(db)
         self.predicate_log = PredicateLog(db)
         self.transfer = TransferStore(db, self.names, self.facts)
 

@@ -7,7 +7,7 @@
 
 A store is a handful of slices, each built once when it opens (`names`, `slots`,
 `facts`, `recall`, `vectors`, `embeddings`, `consolidation`, `uses`,
-`predicate_log`, `transfer`, and `pages` for a page of the graph), and the
+`predicate_log`, `transfer`, `keys`, and `pages` for a page of the graph), and the
 lifecycle around them: one write transaction at a time, what in-process copies
 of rows check (`generation`, `fact_generation`), meta values, the clocks. The
 engine is typed against these `Protocol`s only; `palimpsest.graph` is the
@@ -26,7 +26,7 @@ from typing import Protocol
 
 from ._facts import Facts, Names, Slots
 from ._recall import Embeddings, Recall, Uses, Vectors
-from ._records import Consolidation, Pages, PredicateLog, Transfer
+from ._records import Consolidation, Keys, Pages, PredicateLog, Transfer
 from .rows import (
     EMB_DIM,
     FactWrite,
@@ -50,6 +50,7 @@ __all__ = [
     "Facts",
     "FactsScope",
     "History",
+    "Keys",
     "LineAsk",
     "LineEdit",
     "LineStart",
@@ -111,6 +112,8 @@ class Store(Protocol):
     def predicate_log(self) -> PredicateLog: ...
     @property
     def transfer(self) -> Transfer: ...
+    @property
+    def keys(self) -> Keys: ...
 
     def pages(self, namespace: str, at: datetime, own: Sequence[str]) -> Pages:
         """The believed graph of a namespace as of `at`, a page at a time."""

@@ -121,6 +121,19 @@ class Consolidation(Protocol):
     def decision(self, assertion_id: str) -> Row | None: ...
 
 
+class Keys(Protocol):
+    """Idempotency keys: the first outcome of a keyed write, kept with it."""
+
+    def get(self, namespace: str, key: str) -> Row | None:
+        """{key, verb, fingerprint, outcome, recorded_at} of a stored key, or None."""
+        ...
+
+    def put(self, row: Mapping[str, Any]) -> None:
+        """Store a key (namespace, key, verb, fingerprint, outcome, recorded_at) inside the
+        write transaction that did the work: both commit, or neither."""
+        ...
+
+
 class PredicateLog(Protocol):
     """Each change of a predicate's definition."""
 
