@@ -59,7 +59,7 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS decision_at ON decision (namespace, recorded_at)",
     "CREATE INDEX IF NOT EXISTS decision_reason ON decision (namespace, step, reason)",
     # n orders two runs that finished at one clock reading (a frozen test clock)
-    "CREATE TABLE IF NOT EXISTS consolidation_report (namespace text COLLATE \"C\" NOT NULL,"
+    'CREATE TABLE IF NOT EXISTS consolidation_report (namespace text COLLATE "C" NOT NULL,'
     " finished_at timestamptz NOT NULL, n bigint GENERATED ALWAYS AS IDENTITY,"
     " data text NOT NULL, text text NOT NULL, PRIMARY KEY (namespace, finished_at, n))",
     # the reads of other slices' tables that only consolidation makes
@@ -68,9 +68,7 @@ DDL: tuple[str, ...] = (
     _guarded_index("assertion", "cons_assertion_object", "namespace, object_id"),
     _guarded_index("entity", "cons_entity_created", "namespace, created_at"),
     _guarded_index("episode", "cons_episode_recorded", "namespace, recorded_at"),
-    _guarded_index(
-        "fact", "cons_fact_ended", "namespace, valid_to", " WHERE expired_at IS NULL"
-    ),
+    _guarded_index("fact", "cons_fact_ended", "namespace, valid_to", " WHERE expired_at IS NULL"),
 )
 
 _ASSERTION = ", ".join(ASSERTION_COLUMNS)
@@ -235,7 +233,8 @@ class ConsolidationStore:
             params += (lo,)
         n = self.db.scalar("SELECT count(*)" + where, params)
         rows = self.db.query(
-            "SELECT assertion_id AS id, statement, valid_to" + where
+            "SELECT assertion_id AS id, statement, valid_to"
+            + where
             + " ORDER BY valid_to DESC, assertion_id LIMIT %s",
             (*params, limit),
         )
@@ -362,7 +361,10 @@ class ConsolidationStore:
                 "INSERT INTO decision (id, namespace, step, reason, recorded_at)"
                 " VALUES (%(id)s, %(namespace)s, %(step)s, %(reason)s, %(recorded_at)s)"
                 " ON CONFLICT DO NOTHING",
-                [{c: r[c] for c in ("id", "namespace", "step", "reason", "recorded_at")} for r in rows],
+                [
+                    {c: r[c] for c in ("id", "namespace", "step", "reason", "recorded_at")}
+                    for r in rows
+                ],
             )
 
     def decisions_since(self, namespace: str, since: datetime, steps: Sequence[str]) -> list[Row]:
@@ -383,7 +385,5 @@ class ConsolidationStore:
         return [r["id"] for r in rows]
 
     def decision(self, assertion_id: str) -> Row | None:
-        rows = self.db.query(
-            "SELECT step, reason FROM decision WHERE id = %s", (assertion_id,)
-        )
+        rows = self.db.query("SELECT step, reason FROM decision WHERE id = %s", (assertion_id,))
         return rows[0] if rows else None
