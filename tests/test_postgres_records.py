@@ -699,3 +699,22 @@ def _with_aux_kuzu_only(kz: KuzuStore) -> None:
         cs.record_decisions(
             [{"id": "a7", "namespace": NS, "step": "merge", "reason": "r", "recorded_at": t(51)}]
         )
+
+
+def test_indexes_on_other_slices_tables_once_they_exist(pg: PgStore) -> None:
+    from palimpsest.postgres import _consolidation
+
+    wanted = [
+        "cons_assertion_recorded",
+        "cons_assertion_retracted",
+        "cons_assertion_object",
+        "cons_entity_created",
+        "cons_episode_recorded",
+        "cons_fact_ended",
+    ]
+    # migration 1 ran before this test made those tables: the guarded statements skipped
+    with pg.write():
+        for stmt in _consolidation.DDL:
+            pg.db.execute(stmt)
+    rows = pg.db.query("SELECT indexname FROM pg_indexes WHERE indexname = ANY(%s)", (wanted,))
+    assert sorted(r["indexname"] for r in rows) == sorted(wanted)

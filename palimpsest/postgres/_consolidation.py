@@ -72,7 +72,18 @@ DDL: tuple[str, ...] = (
 )
 
 _ASSERTION = ", ".join(ASSERTION_COLUMNS)
-_MERGE = "id, namespace, winner, loser, keys, moved, reason, merged_at, unmerged_at"
+_MERGE_COLUMNS = (
+    "id",
+    "namespace",
+    "winner",
+    "loser",
+    "keys",
+    "moved",
+    "reason",
+    "merged_at",
+    "unmerged_at",
+)
+_MERGE = ", ".join(_MERGE_COLUMNS)
 
 
 class ConsolidationStore:
@@ -193,8 +204,7 @@ class ConsolidationStore:
                 " VALUES (%(id)s, %(namespace)s, %(canonical)s, %(similarity)s,"
                 " %(recorded_at)s)",
                 [
-                    {c: r[c] for c in ("id", "namespace", "canonical", "similarity")}
-                    | {"recorded_at": r["recorded_at"]}
+                    {c: r[c] for c in ("id", "namespace", "canonical", "similarity", "recorded_at")}
                     for r in rows
                 ],
             )
@@ -295,11 +305,7 @@ class ConsolidationStore:
                 "INSERT INTO entity_merge (id, namespace, winner, loser, keys, moved, reason,"
                 " merged_at, unmerged_at) VALUES (%(id)s, %(namespace)s, %(winner)s,"
                 " %(loser)s, %(keys)s, %(moved)s, %(reason)s, %(merged_at)s, NULL)",
-                {
-                    c: row[c]
-                    for c in ("id", "namespace", "winner", "loser", "keys", "moved", "reason")
-                }
-                | {"merged_at": row["merged_at"]},
+                {c: row[c] for c in _MERGE_COLUMNS if c != "unmerged_at"},
             )
 
     def merge(self, merge_id: str) -> Row | None:
