@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._time import Clock
+from .consolidation.night import Night
 from .consolidation.review import Reviewer
 from .consolidation.runner import Consolidator, Step
 from .consolidation.steps.decay import Decay
@@ -77,6 +78,7 @@ class Parts:
     merge: Merge
     unmerge: Unmerge
     consolidation: Consolidator
+    night: Night
     review: Reviewer
     exporter: Exporter
     restorer: Restorer
@@ -121,6 +123,9 @@ def build(
         "expire": Expire(cs),
         "decay": Decay(store, cs, uses),
     }
+    consolidator = Consolidator(
+        ctx, cs, steps=steps, index=Index(ctx, index, embedder), uses=uses, embed=embed
+    )
     parts = Parts(
         ctx=ctx,
         keys=Idempotency(ctx),
@@ -140,9 +145,8 @@ def build(
         episodes=episodes,
         merge=merge,
         unmerge=Unmerge(tools, events=events),
-        consolidation=Consolidator(
-            ctx, cs, steps=steps, index=Index(ctx, index, embedder), uses=uses, embed=embed
-        ),
+        consolidation=consolidator,
+        night=Night(ctx, store.leases, consolidator),
         review=Reviewer(tools, promote=promote, embed=embed),
         # --- transfer -------------------------------------------------------------------
         exporter=Exporter(ctx, uses=uses),

@@ -86,6 +86,20 @@ class NotQuarantined(Conflict):
     code = "not_quarantined"
 
 
+class ConsolidationTaken(Conflict):
+    """A nightly run of this namespace is already done, or another process holds its
+    lease (`details["state"]`: "done" or "held")."""
+
+    code = "consolidation_taken"
+
+
+class LeaseLost(Conflict):
+    """This process's nightly lease ran out and another took the run over: it stopped
+    before its watermark (the steps it finished stay written and are redone cleanly)."""
+
+    code = "lease_lost"
+
+
 class MemoryLocked(PalimpsestError):
     """Another process (or an open `Memory` in this one) holds the directory."""
 

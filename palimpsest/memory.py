@@ -92,6 +92,14 @@ def _doc(owner: Callable[..., Any]) -> Callable[[_F], _F]:
     return take
 
 
+def _holder() -> str:
+    """This process, as a nightly lease names its holder."""
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _asked(args: dict[str, Any]) -> dict[str, Any]:
     """A verb's arguments as an idempotency key fingerprints them (`locals()` at entry)."""
     return {k: v for k, v in args.items() if k not in ("self", "ns", "idempotency_key")}
@@ -118,7 +126,7 @@ class Memory:
         self._merge, self._unmerge, self._consolidation = p.merge, p.unmerge, p.consolidation
         self._review, self._pages = p.review, p.pages
         self._exporter, self._restorer, self._importers = p.exporter, p.restorer, p.importers
-        self._keys = p.keys
+        self._keys, self._night = p.keys, p.night
 
     # --- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -599,8 +607,11 @@ class Memory:
     def consolidate(
         self, *, now: TimeLike | None = None, dry_run: bool = False, full: bool = False,
         namespace: str | None = None, progress: Callable[[str], None] | None = None,
+        night: str | None = None, holder: str | None = None,
     ) -> ConsolidationReport:  # fmt: skip
         ns = self._ns(namespace)
+        if night is not None:  # a fleet's scheduled run: once per namespace and night
+            return self._night.run(ns, night, holder=holder or _holder())
         return self._consolidation.consolidate(
             ns, now=now, dry_run=dry_run, full=full, progress=progress
         )

@@ -57,6 +57,8 @@ STATUS: dict[str, int] = {
     "conflict": 409,
     "erased": 409,
     "not_quarantined": 409,
+    "consolidation_taken": 409,
+    "lease_lost": 409,
     "memory_locked": 423,
     "owner_unavailable": 503,
     "owner_lost": 503,

@@ -5,10 +5,15 @@
     '2026-03-29T01:00:00+00:00'
 
 Only a serving process runs it (`palimpsest serve`; `--no-consolidate` turns it
-off): the server holds the memory, so nobody else could. `next_run` is a pure
-function; `Consolidator.run_forever` is the lifespan's task, which sleeps until
-then and runs `Memory.consolidate` in a worker thread for every namespace (the
-facade's own lock serialises it with the requests' writes).
+off). `next_run` is a pure function; `Consolidator.run_forever` is the lifespan's
+task, which sleeps until then and runs `Memory.consolidate` in a worker thread for
+every namespace (the facade's own lock serialises it with the requests' writes).
+Each run names its night (the scheduled day, in the schedule's timezone): a fleet
+of servers on one PostgreSQL database all run their schedules, and each namespace
+is consolidated once per night by whichever claims it first
+(`consolidation/night.py`). A namespace another server holds is looked at again
+every `RETRY_S` until its night is done, so a run killed half way is taken over
+once its lease runs out.
 """
 
 from __future__ import annotations
@@ -17,13 +22,13 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .._time import Clock, utcnow
-from ..errors import PalimpsestError, ValidationError
+from ..errors import ConsolidationTaken, PalimpsestError, ValidationError
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -31,6 +36,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("palimpsest.api")
 
 Sleep = Callable[[float], Awaitable[None]]
+RETRY_S = 120.0  # how often a namespace another server holds is looked at again
+RETRY_FOR = timedelta(hours=6)  # ... and for how long after the scheduled time
 # Long sleeps are taken in naps so a changed wall clock (suspend, NTP step) is noticed.
 MAX_NAP_S = 300.0
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -111,6 +118,8 @@ class Consolidator:
     next_at: datetime | None = None
     last: dict[str, Any] | None = None
     runs: int = 0
+    night: str | None = None  # the night being run (None: a run asked for now, unleased)
+    held: list[str] = field(default_factory=list)  # namespaces another server holds
 
     def status(self) -> dict[str, Any]:
         """What /health shows: the schedule, the next run, and how the last one went."""
@@ -122,7 +131,11 @@ class Consolidator:
             self.next_at = target
             while (left := (target - self.clock()).total_seconds()) > 0:
                 await self.sleep(min(left, MAX_NAP_S))
+            self.night = target.astimezone(self.schedule.tz).date().isoformat()
             await self.run_once()
+            while self.held and self.clock() < target + RETRY_FOR:
+                await self.sleep(RETRY_S)
+                await self.run_once()
 
     async def run_once(self) -> dict[str, Any]:
         """One scheduled run now; never raises (a failed night is logged and shown)."""
@@ -145,10 +158,17 @@ class Consolidator:
     def _consolidate_all(self) -> dict[str, int]:
         mem = self.memory()
         totals: dict[str, int] = {}
+        held = []
         for ns in _namespaces(mem):
-            report = mem.consolidate(namespace=ns)
+            try:
+                report = mem.consolidate(namespace=ns, night=self.night)
+            except ConsolidationTaken as e:
+                if e.details.get("state") == "held":
+                    held.append(ns)
+                continue
             for action, n in report.counts.items():
                 totals[action] = totals.get(action, 0) + n
+        self.held = held
         return totals
 
 

@@ -63,6 +63,10 @@ def _no_hook(point: str) -> None:
     pauses or kills the run there."""
 
 
+def _no_renew() -> None:
+    """No lease to renew (a run asked for by hand)."""
+
+
 class Consolidator:
     """`consolidate` and its reports: the steps in order, the watermark, one run at a time."""
 
@@ -95,14 +99,17 @@ class Consolidator:
         dry_run: bool = False,
         full: bool = False,
         progress: Callable[[str], None] | None = None,
+        renew: Callable[[], None] | None = None,
     ) -> ConsolidationReport:
         """Run the nightly consolidation over one namespace; idempotent.
 
         >>> mem.consolidate(dry_run=True).changes
 
         `full=True` ignores the watermark and looks at everything again;
-        `progress(step)` is called as each step starts (for progress bars).
+        `progress(step)` is called as each step starts (for progress bars);
+        `renew()` before each step and the watermark (a nightly lease: it raises to stop).
         """
+        beat = renew or _no_renew
         ctx = self._ctx
         self._embed.drain()  # merge reads stored name vectors; the worker needs the lock
         with self._running, ctx.lock:
@@ -118,6 +125,7 @@ class Consolidator:
                 if progress is not None:
                     progress(step)
                 self.hook(step)
+                beat()
                 self._steps[step].run(run)
             # our own writes are recorded at or before the last K: the next run starts
             # there (>=), so nothing written concurrently (during the index build) is skipped
@@ -125,6 +133,7 @@ class Consolidator:
             if progress is not None:
                 progress("index")
             self.hook("index")
+            beat()
             build = self._index.check(run)
         if build is not None:
             self._index.build(run, build)  # without the lock: recall goes on meanwhile
@@ -142,6 +151,7 @@ class Consolidator:
             if not dry_run:
                 self._keep_report(report)
                 self.hook("watermark")
+                beat()
                 with ctx.store.write():
                     self._cs.set_watermark(ns, mark)
             return report

@@ -48,6 +48,7 @@ _NO_FACTS = frozenset(
         "EntityNameEmb",
         "StatementEmb",
         "IdempotencyKey",
+        "NightLease",
     }
 )
 _LABEL = re.compile(r"[(\[]\w*:(\w+)")  # (f:Fact  (:Episode  [:SUBJ]  [r:OBJ]

@@ -203,12 +203,16 @@ _V9 = (
     "CREATE NODE TABLE IF NOT EXISTS LinePage(id STRING PRIMARY KEY, entries STRING)",
 )
 
-# --- migration 10: idempotency keys ------------------------------------------------------
+# --- migration 10: idempotency keys, nightly leases -------------------------------------
 # The first outcome of a write made with an `idempotency_key` (engine/idempotency.py), as
 # JSON, stored in the write's own transaction; id = namespace \x1f key. Written once.
+# Who consolidates a namespace on a night (consolidation/night.py); id = namespace \x1f
+# night; only its TIMESTAMP columns and holder change.
 _V10 = (
     "CREATE NODE TABLE IF NOT EXISTS IdempotencyKey(id STRING PRIMARY KEY, namespace STRING,"
     " key STRING, verb STRING, fingerprint STRING, outcome STRING, recorded_at TIMESTAMP)",
+    "CREATE NODE TABLE IF NOT EXISTS NightLease(id STRING PRIMARY KEY, namespace STRING,"
+    " night STRING, holder STRING, expires_at TIMESTAMP, done_at TIMESTAMP)",
 )
 
 
@@ -234,7 +238,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         convert=_convert_v9,
         cleanup=("DROP TABLE IF EXISTS SlotState",),
     ),
-    Migration(10, "idempotency keys", _V10),
+    Migration(10, "idempotency keys and nightly leases", _V10),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -33,6 +33,7 @@ from ._cypher import Keys
 from ._db import Database
 from ._embeddings import EmbeddingStore
 from ._keys import KeyStore
+from ._leases import LeaseStore
 from ._predicate_log import PredicateLog
 from ._recall import RecallStore
 from ._schema import MIGRATIONS, SCHEMA_VERSION
@@ -63,6 +64,7 @@ class Store:
         self.consolidation = ConsolidationStore(db, directory)
         self.uses = UseStore(db)
         self.keys = KeyStore(db)
+        self.leases = LeaseStore(db)
         self.predicate_log = PredicateLog(db)
         self.transfer = TransferStore(db, self.names, self.facts)
 

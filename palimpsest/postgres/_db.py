@@ -46,6 +46,7 @@ NO_FACTS = frozenset(
         "statement_emb",
         "idempotency",
         "consolidation_report",
+        "night_lease",
     }
 )
 # ON CONFLICT ... DO UPDATE SET updates the INSERT's own table

@@ -42,6 +42,7 @@ def migrations() -> list[Migration]:
         _embeddings,
         _facts,
         _keys,
+        _leases,
         _names,
         _predicate_log,
         _recall,
@@ -63,6 +64,7 @@ def migrations() -> list[Migration]:
             _consolidation,
             _predicate_log,
             _keys,
+            _leases,
         )
         for stmt in module.DDL
     )

@@ -25,6 +25,7 @@ from ._db import WRITE_LOCK, Database, safe_url
 from ._embeddings import EmbeddingStore
 from ._facts import FactStore
 from ._keys import KeyStore
+from ._leases import LeaseStore
 from ._names import NameStore
 from ._pages import GraphPages
 from ._predicate_log import PredicateLog
@@ -57,6 +58,7 @@ class Store:
         self.consolidation = ConsolidationStore(db)
         self.uses = UseStore(db)
         self.keys = KeyStore(db)
+        self.leases = LeaseStore(db)
         self.predicate_log = PredicateLog(db)
         self.transfer = TransferStore(db, self.names, self.facts)
 

@@ -7,7 +7,7 @@
 
 A store is a handful of slices, each built once when it opens (`names`, `slots`,
 `facts`, `recall`, `vectors`, `embeddings`, `consolidation`, `uses`,
-`predicate_log`, `transfer`, `keys`, and `pages` for a page of the graph), and the
+`predicate_log`, `transfer`, `keys`, `leases`, and `pages` for a page of the graph), and the
 lifecycle around them: one write transaction at a time, what in-process copies
 of rows check (`generation`, `fact_generation`), meta values, the clocks. The
 engine is typed against these `Protocol`s only; `palimpsest.graph` is the
@@ -26,7 +26,7 @@ from typing import Protocol
 
 from ._facts import Facts, Names, Slots
 from ._recall import Embeddings, Recall, Uses, Vectors
-from ._records import Consolidation, Keys, Pages, PredicateLog, Transfer
+from ._records import Consolidation, Keys, Leases, Pages, PredicateLog, Transfer
 from .rows import (
     EMB_DIM,
     FactWrite,
@@ -51,6 +51,7 @@ __all__ = [
     "FactsScope",
     "History",
     "Keys",
+    "Leases",
     "LineAsk",
     "LineEdit",
     "LineStart",
@@ -114,6 +115,8 @@ class Store(Protocol):
     def transfer(self) -> Transfer: ...
     @property
     def keys(self) -> Keys: ...
+    @property
+    def leases(self) -> Leases: ...
 
     def pages(self, namespace: str, at: datetime, own: Sequence[str]) -> Pages:
         """The believed graph of a namespace as of `at`, a page at a time."""

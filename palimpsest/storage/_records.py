@@ -134,6 +134,23 @@ class Keys(Protocol):
         ...
 
 
+class Leases(Protocol):
+    """Who consolidates a namespace on a night: a lease that expires unless renewed."""
+
+    def claim(self, namespace: str, night: str, holder: str, now: datetime, until: datetime) -> str:
+        """'claimed' (the caller holds it until `until`), 'held' (another holder's lease
+        runs at `now`) or 'done' (the night's run finished). Inside a write transaction."""
+        ...
+
+    def renew(self, namespace: str, night: str, holder: str, until: datetime) -> bool:
+        """Extend the caller's lease; False when it is no longer the caller's."""
+        ...
+
+    def finish(self, namespace: str, night: str, holder: str, at: datetime) -> bool:
+        """Mark the night done; False when the lease is no longer the caller's."""
+        ...
+
+
 class PredicateLog(Protocol):
     """Each change of a predicate's definition."""
 
