@@ -48,9 +48,7 @@ class UseStore:
         """rows: id, namespace, at (aware), n (uses since the last record); one statement."""
         if not rows:
             return
-        params = [
-            (r["id"], r["namespace"], _utc(r["at"]), int(r["n"])) for r in rows
-        ]
+        params = [(r["id"], r["namespace"], _utc(r["at"]), int(r["n"])) for r in rows]
         with self.db.write():
             self.db.execute_many(_UPSERT, params)
 
