@@ -210,6 +210,12 @@ def test_recall_reads_equal_kuzu(stores: tuple[Any, Any]) -> None:
     assert pg.recall.episode_rows(asked) == kz.recall.episode_rows(asked)
     assert pg.recall.episode_rows(asked)["ep_2"]["occurred_at"].utcoffset() == timedelta(0)
     assert pg.recall.stored_embeddings(asked) == kz.recall.stored_embeddings(asked)
+    many = asked + [f"ep_x{i}" for i in range(6000)]  # a backfill's worth: one scan
+    assert (
+        pg.recall.stored_embeddings(many)
+        == kz.recall.stored_embeddings(many)
+        == {"ep_2", "ep_7", "ep_gone"}
+    )
     for session, before in [
         ("s1", None),
         ("s1", T0 + timedelta(minutes=2)),

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._db import Database
-from ._vectors import blobs, matrix
+from ._vectors import binary_rows, blobs, matrix
 
 F32 = npt.NDArray[np.float32]
 
@@ -63,10 +63,10 @@ class EmbeddingStore:
 
     def names_of(self, namespace: str) -> tuple[list[str], F32]:
         """Every name vector of the namespace: (entity ids, matrix)."""
-        rows = self.db.query(
-            "SELECT id, emb FROM entity_name_emb WHERE namespace = %s", (namespace,)
+        rows = binary_rows(
+            self.db, "SELECT id, emb FROM entity_name_emb WHERE namespace = %s", (namespace,)
         )
-        return [str(r["id"]) for r in rows], matrix([r["emb"] for r in rows])
+        return [str(r[0]) for r in rows], matrix([r[1] for r in rows])
 
     def entities_without_names(self, namespace: str) -> list[tuple[str, str]]:
         """(id, name) of the namespace's entities with no name vector (backfill); values
@@ -116,11 +116,11 @@ class EmbeddingStore:
         keys = sorted(set(ids))
         if not keys:
             return {}
-        rows = self.db.query(
-            "SELECT id, emb, nosubj FROM statement_emb WHERE id = ANY(%s)", (keys,)
+        rows = binary_rows(
+            self.db, "SELECT id, emb, nosubj FROM statement_emb WHERE id = ANY(%s)", (keys,)
         )
-        whole, a = matrix([r["emb"] for r in rows]), matrix([r["nosubj"] for r in rows])
-        return {str(r["id"]): (whole[i], a[i]) for i, r in enumerate(rows)}
+        whole, a = matrix([r[1] for r in rows]), matrix([r[2] for r in rows])
+        return {str(r[0]): (whole[i], a[i]) for i, r in enumerate(rows)}
 
     def statement_rows(self, namespace: str) -> list[tuple[str, str, str | None]]:
         """Distinct (subject, predicate, object) of every version in the namespace."""

@@ -43,7 +43,7 @@ from ..errors import StoreError
 from ..storage.rows import Row
 from ._db import Database
 from ._embeddings import EmbeddingStore
-from ._vectors import VectorStore, blobs, get_meta, matrix, set_meta
+from ._vectors import VectorStore, binary_rows, blobs, get_meta, matrix, set_meta
 
 if TYPE_CHECKING:
     from ..graph._recall import RecallStore as KuzuRecall
@@ -96,6 +96,7 @@ EPISODES_SCHEMA = pa.schema(
     ]
 )
 _BATCH = 10_000
+_SCAN_FROM = 5_000  # keys asked at once from which `stored_embeddings` scans
 
 
 class RecallStore:
@@ -186,24 +187,26 @@ class RecallStore:
     def episodes(self, namespace: str) -> pa.Table:
         """What ranking needs of every episode in the namespace, as one Arrow table
         (naive UTC timestamps, as Kùzu's Arrow gives them)."""
-        rows = self.db.query(
-            "SELECT id, session, speaker, occurred_at AT TIME ZONE 'UTC' AS occurred_at,"
-            " recorded_at AT TIME ZONE 'UTC' AS recorded_at, quarantined, importance, text,"
-            " source, author_kind FROM episode WHERE namespace = %s ORDER BY recorded_at, ctid",
+        rows = binary_rows(
+            self.db,
+            "SELECT id, session, speaker, occurred_at AT TIME ZONE 'UTC',"
+            " recorded_at AT TIME ZONE 'UTC', quarantined, importance, text, source,"
+            " author_kind FROM episode WHERE namespace = %s ORDER BY recorded_at, ctid",
             (namespace,),
         )
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(EPISODES_SCHEMA)
         return pa.table(
-            [pa.array([r[f.name] for r in rows], f.type) for f in EPISODES_SCHEMA],
+            [pa.array(c, f.type) for c, f in zip(columns, EPISODES_SCHEMA, strict=True)],
             schema=EPISODES_SCHEMA,
         )
 
     def embeddings(self, namespace: str) -> tuple[list[str], npt.NDArray[np.float32], Any]:
         """(ids, emb matrix, ctx matrix) of the namespace's stored vectors."""
-        rows = self.db.query(
-            "SELECT id, emb, ctx FROM episode_emb WHERE namespace = %s", (namespace,)
+        rows = binary_rows(
+            self.db, "SELECT id, emb, ctx FROM episode_emb WHERE namespace = %s", (namespace,)
         )
-        ids = [str(r["id"]) for r in rows]
-        return ids, matrix([r["emb"] for r in rows]), matrix([r["ctx"] for r in rows])
+        ids = [str(r[0]) for r in rows]
+        return ids, matrix([r[1] for r in rows]), matrix([r[2] for r in rows])
 
     def texts(self, namespace: str) -> dict[str, str]:
         """Every search row of the namespace: episode id -> text."""
@@ -272,6 +275,9 @@ class RecallStore:
     def stored_embeddings(self, ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
         keys = sorted(set(ids))
+        if len(keys) > _SCAN_FROM:  # a backfill's whole namespace: one scan beats the seeks
+            rows = binary_rows(self.db, "SELECT id FROM episode_emb")
+            return {str(r[0]) for r in rows} & set(keys)
         for i in range(0, len(keys), _BATCH):
             rows = self.db.query(
                 "SELECT id FROM episode_emb WHERE id = ANY(%s)", (keys[i : i + _BATCH],)

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreUnavailable
 from ..storage.rows import EMB_DIM
-from ._db import Database
+from ._db import Database, _unavailable
 
 DDL: tuple[str, ...] = ()  # no generation tables: numbers in `meta` only
 
@@ -109,28 +109,30 @@ class VectorStore:
         if column not in _VEC_COLUMNS:
             raise ValueError(f"no vector column {column!r}")
         # the column name is one of ours (checked above), never a value
-        rows = self.db.query(
-            f"SELECT id, {column} AS v FROM episode_emb WHERE namespace = %s", (namespace,)
+        rows = binary_rows(
+            self.db, f"SELECT id, {column} FROM episode_emb WHERE namespace = %s", (namespace,)
         )
         if not rows or k <= 0:
             return []
-        m = matrix([r["v"] for r in rows])
+        m = matrix([r[1] for r in rows])
         qv = np.asarray(q, dtype=np.float32).reshape(-1)
         norms = np.linalg.norm(m, axis=1) * np.float32(np.linalg.norm(qv))
         dots = m @ qv
         cos = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
         order = np.argsort(-cos, kind="stable")[: int(k)]
-        return [(str(rows[i]["id"]), float(cos[i])) for i in order]
+        return [(str(rows[i][0]), float(cos[i])) for i in order]
 
     def embeddings_of(self, ids: Sequence[str]) -> tuple[list[str], Any, Any]:
         """(ids, emb, ctx) of these episodes' stored vectors, in the order asked."""
         ids = list(dict.fromkeys(ids))
         found: dict[str, tuple[bytes, bytes]] = {}
         for i in range(0, len(ids), _BATCH):
-            for r in self.db.query(
-                "SELECT id, emb, ctx FROM episode_emb WHERE id = ANY(%s)", (ids[i : i + _BATCH],)
+            for eid, emb, ctx in binary_rows(
+                self.db,
+                "SELECT id, emb, ctx FROM episode_emb WHERE id = ANY(%s)",
+                (ids[i : i + _BATCH],),
             ):
-                found[str(r["id"])] = (r["emb"], r["ctx"])
+                found[str(eid)] = (emb, ctx)
         got = [i for i in ids if i in found]
         return (
             got,
@@ -157,6 +159,20 @@ def matrix(values: Sequence[bytes | memoryview]) -> F32:
     if len(data) != len(values) * _ROW_BYTES:
         raise StoreError(f"a stored vector is not {EMB_DIM} float32 values")
     return np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(-1, EMB_DIM)
+
+
+def binary_rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """A read's rows as tuples, fetched in PostgreSQL's binary format: bytea comes as
+    raw bytes rather than hex text (10^5 episode vectors: ~2x faster), timestamps
+    without parsing. On the write's own connection inside one, like `Database.query`."""
+    from psycopg.rows import tuple_row
+
+    with db._conn() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
+        try:
+            cur.execute(sql, params)
+        except _unavailable() as e:
+            raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+        return list(cur.fetchall())
 
 
 # --- meta ------------------------------------------------------------------------------------
