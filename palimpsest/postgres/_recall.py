@@ -276,8 +276,8 @@ class RecallStore:
         found: set[str] = set()
         keys = sorted(set(ids))
         if len(keys) > _SCAN_FROM:  # a backfill's whole namespace: one scan beats the seeks
-            rows = binary_rows(self.db, "SELECT id FROM episode_emb")
-            return {str(r[0]) for r in rows} & set(keys)
+            every = binary_rows(self.db, "SELECT id FROM episode_emb")
+            return {str(r[0]) for r in every} & set(keys)
         for i in range(0, len(keys), _BATCH):
             rows = self.db.query(
                 "SELECT id FROM episode_emb WHERE id = ANY(%s)", (keys[i : i + _BATCH],)
