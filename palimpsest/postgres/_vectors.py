@@ -42,7 +42,10 @@ DDL: tuple[str, ...] = ()  # no generation tables: numbers in `meta` only
 
 META_VECTOR_LAST = "recall.vector_gen_last"  # the highest generation ever started
 META_VECTOR_PUBLISHED = "recall.vector_gen_published"  # bookkeeping: never live here
-_VEC_COLUMNS = ("emb", "ctx")
+_NEAREST = {  # what `nearest` reads, per vector column
+    "emb": "SELECT id, emb FROM episode_emb WHERE namespace = %s",
+    "ctx": "SELECT id, ctx FROM episode_emb WHERE namespace = %s",
+}
 _ROW_BYTES = EMB_DIM * 4
 _BATCH = 10_000
 
@@ -106,12 +109,10 @@ class VectorStore:
     ) -> list[tuple[str, float]]:
         """(episode id, cosine) of the k nearest of the namespace's stored vectors, best
         first: exact, so `g` and `efs` change nothing."""
-        if column not in _VEC_COLUMNS:
+        sql = _NEAREST.get(column)
+        if sql is None:
             raise ValueError(f"no vector column {column!r}")
-        # the column name is one of ours (checked above), never a value
-        rows = binary_rows(
-            self.db, f"SELECT id, {column} FROM episode_emb WHERE namespace = %s", (namespace,)
-        )
+        rows = binary_rows(self.db, sql, (namespace,))
         if not rows or k <= 0:
             return []
         m = matrix([r[1] for r in rows])
