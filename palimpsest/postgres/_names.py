@@ -75,8 +75,7 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS episode_id ON episode (id)",
     # `episodes` pages in occurrence order; a session's latest turn before a moment
     "CREATE INDEX IF NOT EXISTS episode_occurred ON episode (namespace, occurred_at, id)",
-    "CREATE INDEX IF NOT EXISTS episode_session ON episode"
-    " (namespace, session, occurred_at, id)",
+    "CREATE INDEX IF NOT EXISTS episode_session ON episode (namespace, session, occurred_at, id)",
     # episodes recorded since a run, cold ones recorded before a moment; dedupe's twins
     "CREATE INDEX IF NOT EXISTS episode_recorded ON episode (namespace, recorded_at)",
     "CREATE INDEX IF NOT EXISTS episode_fingerprint ON episode (namespace, fingerprint)",
@@ -166,6 +165,8 @@ class NameStore:
         """Entities whose name or alias key contains the folded `text`: {id, rank, len},
         those whose key starts with it first (rank 0), then by key length (a dashboard's
         search box). A substring cannot use an index: one scan of the namespace's keys."""
+        if not text:
+            return []  # Kùzu's contains() finds no empty string
         return self.db.query(
             "SELECT entity_id AS id,"
             " min(CASE WHEN starts_with(key, %s) THEN 0 ELSE 1 END) AS rank,"
