@@ -27,12 +27,14 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 from . import _names as names
 from ._time import Clock, TimeLike, utcnow
 from ._wiring import build
+from .consolidation.night import this_process
 from .consolidation.review import Reviewer
 from .consolidation.runner import Consolidator
 from .consolidation.steps.merge import Merge
 from .consolidation.steps.unmerge import Unmerge
 from .engine.episodes import Episodes
 from .engine.eraser import Eraser
+from .engine.idempotency import keyed
 from .engine.inspector import DEFAULT_NODES, Inspector
 from .engine.pages import PageReader
 from .engine.reader import Reader
@@ -90,19 +92,6 @@ def _doc(owner: Callable[..., Any]) -> Callable[[_F], _F]:
         return verb
 
     return take
-
-
-def _holder() -> str:
-    """This process, as a nightly lease names its holder."""
-    import os
-    import socket
-
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _asked(args: dict[str, Any]) -> dict[str, Any]:
-    """A verb's arguments as an idempotency key fingerprints them (`locals()` at entry)."""
-    return {k: v for k, v in args.items() if k not in ("self", "ns", "idempotency_key")}
 
 
 class Memory:
@@ -256,109 +245,62 @@ class Memory:
     def predicate(self, name: str, *, namespace: str | None = None) -> Predicate:
         return self._vocab.get(self._ns(namespace), name)
 
+    @keyed("define_predicate", Predicate)
     @_doc(Vocabulary.define)
     def define_predicate(
-        self,
-        name: str,
-        cardinality: Cardinality = "many",
-        *,
-        aliases: Iterable[str] = (),
-        inverse: str | None = None,
-        object_kind: Literal["entity", "value"] = "entity",
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Predicate:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "define_predicate", asked,
-            lambda: self._vocab.define(
-                ns, name, cardinality, aliases=aliases, inverse=inverse, object_kind=object_kind
-            ),
-            Predicate,
-        )  # fmt: skip
+        self, name: str, cardinality: Cardinality = "many", *, aliases: Iterable[str] = (),
+        inverse: str | None = None, object_kind: Literal["entity", "value"] = "entity",
+        namespace: str | None = None, idempotency_key: str | None = None
+    ) -> Predicate:  # fmt: skip
+        ns = self._ns(namespace)
+        return self._vocab.define(
+            ns, name, cardinality, aliases=aliases, inverse=inverse, object_kind=object_kind
+        )
 
     # --- writes (engine/writer.py, engine/eraser.py) ---------------------------------------
+    @keyed("assert_fact", Fact)
     @_doc(Writer.assert_fact)
     def assert_fact(
-        self,
-        subject: str,
-        predicate: str,
-        object: str,
-        *,
-        valid_from: TimeLike | None = UNSET,
-        valid_to: TimeLike | None = None,
-        confidence: float = 1.0,
-        author_kind: AuthorKind = "user",
-        evidence: Sequence[str] = (),
-        quarantined: bool | None = None,
-        occurred_at: TimeLike | None = None,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Fact:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "assert_fact", asked,
-            lambda: self._writer.assert_fact(
-                ns, subject, predicate, object, valid_from, valid_to, confidence, author_kind,
-                evidence, quarantined, occurred_at,
-            ),
-            Fact,
+        self, subject: str, predicate: str, object: str, *, valid_from: TimeLike | None = UNSET,
+        valid_to: TimeLike | None = None, confidence: float = 1.0,
+        author_kind: AuthorKind = "user", evidence: Sequence[str] = (),
+        quarantined: bool | None = None, occurred_at: TimeLike | None = None,
+        namespace: str | None = None, idempotency_key: str | None = None
+    ) -> Fact:  # fmt: skip
+        ns = self._ns(namespace)
+        return self._writer.assert_fact(
+            ns, subject, predicate, object, valid_from, valid_to, confidence, author_kind,
+            evidence, quarantined, occurred_at,
         )  # fmt: skip
 
+    @keyed("assert_many", list[Fact])
     @_doc(Writer.assert_many)
     def assert_many(
-        self,
-        items: Iterable[Mapping[str, Any]],
-        *,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> list[Fact]:
-        ns = self._ns(namespace)
-        if idempotency_key is None:
-            return self._writer.assert_many(ns, items)
-        listed = [dict(i) for i in items]
-        return self._keys.once(
-            ns, idempotency_key, "assert_many", {"items": listed},
-            lambda: self._writer.assert_many(ns, listed), list[Fact],
-        )  # fmt: skip
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> list[Fact]:  # fmt: skip
+        return self._writer.assert_many(self._ns(namespace), items)
 
+    @keyed("end_fact", Fact)
     @_doc(Writer.end_fact)
     def end_fact(
-        self,
-        subject: str,
-        predicate: str,
-        object: str | None = None,
-        *,
-        at: TimeLike = UNSET,
-        author_kind: AuthorKind = "user",
-        evidence: Sequence[str] = (),
-        occurred_at: TimeLike | None = None,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Fact:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "end_fact", asked,
-            lambda: self._writer.end_fact(
-                ns, subject, predicate, object, at, author_kind, evidence, occurred_at
-            ),
-            Fact,
-        )  # fmt: skip
+        self, subject: str, predicate: str, object: str | None = None, *, at: TimeLike = UNSET,
+        author_kind: AuthorKind = "user", evidence: Sequence[str] = (),
+        occurred_at: TimeLike | None = None, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> Fact:  # fmt: skip
+        ns = self._ns(namespace)
+        return self._writer.end_fact(
+            ns, subject, predicate, object, at, author_kind, evidence, occurred_at
+        )
 
+    @keyed("retract", Fact)
     @_doc(Writer.retract)
     def retract(
-        self,
-        fact_id: str,
-        *,
-        reason: str | None = None,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Fact:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "retract", asked,
-            lambda: self._writer.retract(ns, fact_id, reason=reason), Fact,
-        )  # fmt: skip
+        self, fact_id: str, *, reason: str | None = None, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> Fact:  # fmt: skip
+        return self._writer.retract(self._ns(namespace), fact_id, reason=reason)
 
     def import_facts(
         self, lines: Iterable[str], *, batch: int = IMPORT_BATCH, namespace: str | None = None
@@ -371,65 +313,37 @@ class Memory:
             len(self.assert_many(b, namespace=namespace)) for b in fact_batches(lines, batch)
         )
 
+    @keyed("erase", list[Tombstone])
     @_doc(Eraser.erase)
     def erase(
-        self,
-        id: str,
-        *,
-        reason: str | None = None,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> list[Tombstone]:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "erase", asked,
-            lambda: self._eraser.erase(ns, id, reason=reason), list[Tombstone],
-        )  # fmt: skip
+        self, id: str, *, reason: str | None = None, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> list[Tombstone]:  # fmt: skip
+        return self._eraser.erase(self._ns(namespace), id, reason=reason)
 
     # --- episodes (engine/episodes.py) -----------------------------------------------------
+    @keyed("remember", Episode)
     @_doc(Episodes.remember)
     def remember(
-        self,
-        text: str,
-        *,
-        speaker: str = "user",
-        author_kind: AuthorKind | None = None,
-        occurred_at: TimeLike | None = None,
-        session: str | None = None,
-        source: str | None = None,
-        reply_to: str | None = None,
-        importance: float | None = None,
-        addressee: str | None = None,
-        participants: Sequence[str] | None = None,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Episode:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "remember", asked,
-            lambda: self._episodes.remember(
-                ns, text, speaker, author_kind, occurred_at, session, source, reply_to,
-                importance, addressee, participants,
-            ),
-            Episode,
+        self, text: str, *, speaker: str = "user", author_kind: AuthorKind | None = None,
+        occurred_at: TimeLike | None = None, session: str | None = None,
+        source: str | None = None, reply_to: str | None = None, importance: float | None = None,
+        addressee: str | None = None, participants: Sequence[str] | None = None,
+        namespace: str | None = None, idempotency_key: str | None = None
+    ) -> Episode:  # fmt: skip
+        ns = self._ns(namespace)
+        return self._episodes.remember(
+            ns, text, speaker, author_kind, occurred_at, session, source, reply_to, importance,
+            addressee, participants,
         )  # fmt: skip
 
+    @keyed("remember_many", list[Episode])
     @_doc(Episodes.remember_many)
     def remember_many(
-        self,
-        items: Iterable[Mapping[str, Any]],
-        *,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> list[Episode]:
-        ns = self._ns(namespace)
-        if idempotency_key is None:
-            return self._episodes.remember_many(ns, items)
-        listed = [dict(i) for i in items]
-        return self._keys.once(
-            ns, idempotency_key, "remember_many", {"items": listed},
-            lambda: self._episodes.remember_many(ns, listed), list[Episode],
-        )  # fmt: skip
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> list[Episode]:  # fmt: skip
+        return self._episodes.remember_many(self._ns(namespace), items)
 
     @_doc(Episodes.episode)
     def episode(self, episode_id: str, *, namespace: str | None = None) -> Episode:
@@ -611,7 +525,7 @@ class Memory:
     ) -> ConsolidationReport:  # fmt: skip
         ns = self._ns(namespace)
         if night is not None:  # a fleet's scheduled run: once per namespace and night
-            return self._night.run(ns, night, holder=holder or _holder())
+            return self._night.run(ns, night, holder=holder or this_process())
         return self._consolidation.consolidate(
             ns, now=now, dry_run=dry_run, full=full, progress=progress
         )
@@ -635,35 +549,21 @@ class Memory:
     ) -> list[QuarantinedFact]:
         return self._review.quarantined(self._ns(namespace), limit=limit, offset=offset)
 
+    @keyed("promote", Fact)
     @_doc(Reviewer.promote)
     def promote(
-        self,
-        fact_id: str,
-        *,
-        reason: str,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Fact:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "promote", asked,
-            lambda: self._review.promote(ns, fact_id, reason=reason), Fact,
-        )  # fmt: skip
+        self, fact_id: str, *, reason: str, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> Fact:  # fmt: skip
+        return self._review.promote(self._ns(namespace), fact_id, reason=reason)
 
+    @keyed("reject", Fact)
     @_doc(Reviewer.reject)
     def reject(
-        self,
-        fact_id: str,
-        *,
-        reason: str,
-        namespace: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Fact:
-        ns, asked = self._ns(namespace), _asked(locals())
-        return self._keys.once(
-            ns, idempotency_key, "reject", asked,
-            lambda: self._review.reject(ns, fact_id, reason=reason), Fact,
-        )  # fmt: skip
+        self, fact_id: str, *, reason: str, namespace: str | None = None,
+        idempotency_key: str | None = None
+    ) -> Fact:  # fmt: skip
+        return self._review.reject(self._ns(namespace), fact_id, reason=reason)
 
     # --- transfer (transfer/) ------------------------------------------------------------
     @_doc(Exporter.export)

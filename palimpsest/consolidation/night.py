@@ -16,6 +16,8 @@ watermark never moved). A holder whose lease was taken over stops at its next st
 
 from __future__ import annotations
 
+import os
+import socket
 from datetime import timedelta
 
 from ..engine.context import Context
@@ -25,6 +27,11 @@ from ..storage import Leases
 from .runner import Consolidator
 
 LEASE = timedelta(minutes=15)
+
+
+def this_process() -> str:
+    """This process, as a lease names its holder: host and pid."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Night:

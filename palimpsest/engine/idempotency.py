@@ -17,9 +17,11 @@ Keys are per namespace and kept (they are small; a namespace's export leaves the
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
@@ -28,6 +30,7 @@ from ..errors import IdempotencyKeyReused, ValidationError
 from .context import Context
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 MAX_KEY = 255
 
 
@@ -99,3 +102,37 @@ class Idempotency:
         if shape not in self._adapters:
             self._adapters[shape] = TypeAdapter(shape)
         return self._adapters[shape]
+
+
+def keyed(verb: str, shape: Any) -> Callable[[F], F]:
+    """A `Memory` write verb that takes `idempotency_key=` (run by `Memory._keys`).
+
+        >>> @keyed("assert_fact", Fact)
+        ... def assert_fact(self, subject, ..., namespace=None, idempotency_key=None): ...
+
+    The request a key fingerprints is the verb's arguments as bound, defaults applied
+    (an iterable of items is read once, into a list, and that list is what runs).
+    """
+
+    def wrap(method: F) -> F:
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            key = kwargs.pop("idempotency_key", None)
+            if key is None:
+                return method(self, *args, **kwargs)
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            asked = dict(bound.arguments)
+            del asked["self"]
+            asked.pop("idempotency_key", None)
+            for name, value in asked.items():
+                if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
+                    asked[name] = [dict(v) if isinstance(v, Mapping) else v for v in value]
+            ns = self._ns(asked.get("namespace"))
+            return self._keys.once(ns, key, verb, asked, lambda: method(self, **asked), shape)
+
+        return run  # type: ignore[return-value]
+
+    return wrap

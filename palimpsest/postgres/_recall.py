@@ -46,7 +46,7 @@ from ._embeddings import EmbeddingStore
 from ._vectors import VectorStore, binary_rows, blobs, get_meta, matrix, set_meta
 
 if TYPE_CHECKING:
-    from ..graph._recall import RecallStore as KuzuRecall
+    from ..graph import RecallStore as KuzuRecall
 
 DDL: tuple[str, ...] = (
     'CREATE TABLE IF NOT EXISTS episode_text (id text COLLATE "C" NOT NULL,'
@@ -318,8 +318,8 @@ def _stemmer() -> KuzuRecall:
         if _STEMMER is None:
             import kuzu
 
-            from ..graph._db import Database as KuzuDatabase
-            from ..graph._recall import RecallStore as Recall
+            from ..graph import Database as KuzuDatabase
+            from ..graph import RecallStore as Recall
 
             mem = kuzu.Database(":memory:", buffer_pool_size=_STEMMER_POOL, max_db_size=1 << 30)
             # stems touch no table: the recall slice needs no embeddings or vectors slice
