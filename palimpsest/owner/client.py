@@ -135,6 +135,11 @@ class OwnerClient:
         return self._directory
 
     @property
+    def location(self) -> str:
+        """The memory's directory (`Memory.location`)."""
+        return str(self._directory)
+
+    @property
     def pid(self) -> int:
         """The owner's process id."""
         return int(self._hello["pid"])
