@@ -57,8 +57,9 @@ def root(
         typer.Option(
             "--path",
             envvar=ENV_PATH,
-            metavar="DIR",
-            help="The memory directory (created by the first write).",
+            metavar="DIR|URL",
+            help="The memory directory (created by the first write), or a"
+            " postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL.",
             show_envvar=True,
         ),
     ] = DEFAULT_PATH,
