@@ -78,7 +78,7 @@ class ServerState:
     def open(self) -> None:
         models = self.embedder is not None
         if self.share and not is_database_url(self.memory_path):
-            self._sharing = Sharing(self.memory_path)
+            self._sharing = Sharing(Path(self.memory_path))
             front = self._sharing.reach(self.default_namespace, models=models)
             if front is not None:  # another process owns it: this server is a front
                 self._memory = front
@@ -251,7 +251,7 @@ def create_app(
             if warm:
                 await asyncio.to_thread(state.warm)
             if address is not None:
-                write_address(state.memory_path, *address)
+                write_address(Path(state.memory_path), *address)
             if state.consolidator is not None:
                 task = asyncio.create_task(state.consolidator.run_forever())
             yield
@@ -261,7 +261,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             if address is not None:
-                remove_address(state.memory_path)
+                remove_address(Path(state.memory_path))
             state.close()
 
     from .. import __version__
