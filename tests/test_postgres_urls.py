@@ -246,3 +246,15 @@ def test_server_settings_keep_a_url(pg_url: str) -> None:
     from palimpsest.api.settings import ServerSettings
 
     assert ServerSettings.from_env({"PALIMPSEST_PATH": pg_url}).path == pg_url
+
+
+def test_demo_replays_into_an_empty_database_only(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "--path", pg_url, "demo")
+    assert code == 0, out[-2000:] + err
+    assert "as-of answers matched the story" in out
+    assert f"--path {safe_url(pg_url)} history" in out
+    assert password(pg_url) not in out + err
+    code, out, err = cli(capsys, "--path", pg_url, "demo")
+    assert code == 2 and "error [path_in_use]" in err and password(pg_url) not in err
