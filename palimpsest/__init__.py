@@ -8,6 +8,9 @@
     >>> with palimpsest.connect("palimpsest-data") as mem:   # shared: through its owner
     ...     mem.facts("user", "lives_in")[0].object
     'Sydney'
+    >>> with palimpsest.connect("postgresql://palimpsest@db:5432/mem") as mem:  # a database
+    ...     mem.location
+    'postgresql://palimpsest@db:5432/mem'
 
 Only the exception tree is imported eagerly; `Memory` and the models load on
 first use (PEP 562), so `palimpsest --help` never pays for Kùzu or pydantic.

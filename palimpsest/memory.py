@@ -4,6 +4,8 @@
     ...     mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
     ...     [f.object for f in mem.facts("user", "lives_in")]
     ['Sydney']
+    >>> Memory.open("postgresql://palimpsest@db:5432/mem").location   # a database instead
+    'postgresql://palimpsest@db:5432/mem'
 
 `Memory` opens the store, has each collaborator built with what it uses
 (`_wiring.build`: the one place that shows who depends on whom), resolves the
@@ -12,7 +14,7 @@ owner's: `engine/` (writes, erase, reads, inspection, episodes, the
 vocabulary), `recall/` (recall, the embedding worker, reindex),
 `consolidation/` (the nightly run, its steps, a person's review), `transfer/`
 (export, restore, importers). See docs/architecture.md.
-Every write is one Kùzu transaction stamped with one transaction time K from
+Every write is one store transaction stamped with one transaction time K from
 the clock, never earlier than the last one (`engine.context`).
 """
 
@@ -67,7 +69,7 @@ from .recall.index import RecallIndex
 from .recall.recaller import Recaller
 from .recall.reindex import Progress, Reindexer
 from .storage import Store
-from .storage.backends import open_store
+from .storage.backends import is_database_url, open_store
 from .transfer import fact_batches
 from .transfer.exporter import Exporter
 from .transfer.importers import Importers
@@ -95,7 +97,8 @@ def _doc(owner: Callable[..., Any]) -> Callable[[_F], _F]:
 
 
 class Memory:
-    """An agent's memory in one directory: episodes, entities, and bitemporal facts."""
+    """An agent's memory in one directory or one PostgreSQL database: episodes,
+    entities, and bitemporal facts."""
 
     def __init__(
         self,
@@ -130,7 +133,10 @@ class Memory:
         reembed: bool = False,
         vector_threshold: int | None = None,
     ) -> Memory:
-        """Open (or create) the memory directory at `path`.
+        """Open (or create) the memory directory at `path`, or the memory in the
+        PostgreSQL database a `postgresql://` URL names (its schema created when the
+        database is empty; one of an older schema raises SchemaError naming
+        `palimpsest migrate URL`; an unreachable server raises StoreUnavailable).
 
         `clock() -> aware datetime` is the transaction clock; the default is UTC
         now. `extractor` turns remembered text into facts: the spaCy one by
@@ -141,8 +147,9 @@ class Memory:
         torch, the `fp32` extra), any `recall.Embedder`, or None to recall by words
         only. A memory whose vectors came from another model raises
         EmbedderMismatch unless `reembed=True`, which recomputes them.
-        A memory another process owns (`palimpsest.owner`) raises MemoryLocked naming
-        `palimpsest.connect(path)`, which reaches it with these same verbs.
+        A directory another process owns (`palimpsest.owner`) raises MemoryLocked naming
+        `palimpsest.connect(path)`, which reaches it with these same verbs (a database
+        is opened by any number of processes at once).
         `vector_threshold`: above this many episodes in a namespace, recall searches
         Kùzu's HNSW index instead of an exact in-memory matrix (default 200,000),
         once the nightly consolidation or `reindex` has built it (recall never does).
@@ -162,13 +169,15 @@ class Memory:
             from .recall.embedder import named
 
             embedder = named(embedder)
+        if is_database_url(path):
+            check_url(str(path))
         defaults = {p.name: p.cardinality for p in default_predicates()}
         try:
             store = open_store(path, defaults=defaults)
         except MemoryLocked as e:
             from .owner.files import held
 
-            raise held(Path(path)) or e from None
+            raise (None if is_database_url(path) else held(Path(path))) or e from None
         mem = cls(
             store,
             clock=clock or utcnow,
@@ -186,7 +195,19 @@ class Memory:
         return mem
 
     @property
+    def location(self) -> str:
+        """Where the memory is: its directory, or its database's URL without the password."""
+        return self._store.location
+
+    @property
     def path(self) -> Path:
+        """The memory's directory; a memory in PostgreSQL has none (see `location`)."""
+        if is_database_url(self._store.location):
+            raise ValidationError(
+                f"the memory at {self._store.location} is a PostgreSQL database, not a "
+                "directory: use Memory.location",
+                field="path",
+            )
         return Path(self._store.location)
 
     @property
@@ -597,3 +618,31 @@ class Memory:
         return self._importers.import_locomo(
             text, conversations=conversations, namespace=namespace, batch=batch, progress=progress
         )
+
+
+def check_url(url: str) -> str:
+    """`url` when it is a well-formed PostgreSQL URL; else ValidationError, which names
+    it without its password (libpq's own message may quote it).
+
+    >>> check_url("postgresql://palimpsest:secret@db:5432/mem")
+    'postgresql://palimpsest:secret@db:5432/mem'
+    """
+    import re
+    from urllib.parse import urlsplit
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    from .postgres._db import safe_url
+
+    shape = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE]"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+        conninfo_to_dict(url)
+    except Exception as e:  # psycopg.ProgrammingError, ValueError
+        secret = re.match(r"^\w+://[^:/@]+:([^@]*)@", url)
+        why = str(e).replace(secret[1], "***") if secret and secret[1] else str(e)
+        raise ValidationError(
+            f"not a PostgreSQL URL ({shape}): {safe_url(url)}: {why}", field="path"
+        ) from None
+    return url

@@ -6,6 +6,9 @@
 or, configured from the environment (`settings.ServerSettings`):
 
     $ uvicorn --factory palimpsest.api.app:app_from_env
+
+`memory_path` may be a `postgresql://` URL: the memory is then opened by this process
+alongside any other (no owner, no lock, no address file: the database serves them all).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from fastapi import FastAPI
 from .. import _names as names
 from .._time import utcnow
 from ..errors import ClosedError, NotFound
+from ..storage.backends import is_database_url
 from . import problems, routes_explore, routes_review, ui
 from .address import remove_address, write_address
 from .browser import BrowserGuard
@@ -55,7 +59,7 @@ engine's stable error code. Every endpoint but `/v1/health` takes a `namespace`.
 class ServerState:
     """What the endpoints reach through `request.app.state.palimpsest`."""
 
-    memory_path: Path
+    memory_path: Path | str  # a directory, or a postgresql:// URL (kept a string)
     tokens: TokenStore | None
     default_namespace: str
     extractor: Extractor | Literal["spacy"] | None
@@ -73,8 +77,8 @@ class ServerState:
 
     def open(self) -> None:
         models = self.embedder is not None
-        if self.share:
-            self._sharing = Sharing(self.memory_path)
+        if self.share and not is_database_url(self.memory_path):
+            self._sharing = Sharing(Path(self.memory_path))
             front = self._sharing.reach(self.default_namespace, models=models)
             if front is not None:  # another process owns it: this server is a front
                 self._memory = front
@@ -208,6 +212,8 @@ def create_app(
     `share` (`palimpsest serve`), a memory another process owns is served through
     that owner (`palimpsest.owner`), and one this server opens is served to the
     user's other processes on its socket too, so MCP hosts and the CLI use it at once.
+    A `postgresql://` `memory_path` is opened here whatever `share` says (the database
+    serves every process), and no address is recorded.
     """
     ns = names.check_namespace(default_namespace)
     tokens = None
@@ -218,7 +224,7 @@ def create_app(
         load_tokens(path)  # refuse a malformed file now, not on the first request
         tokens = TokenStore(path)
     state = ServerState(
-        memory_path=Path(memory_path),
+        memory_path=memory_path if is_database_url(memory_path) else Path(memory_path),
         tokens=tokens,
         default_namespace=ns,
         extractor=extractor,
@@ -234,6 +240,9 @@ def create_app(
             sleep=schedule_sleep or asyncio.sleep,
         )
 
+    if is_database_url(state.memory_path):
+        address = None  # no directory to record it in; the CLI opens the database itself
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.open()
@@ -242,7 +251,7 @@ def create_app(
             if warm:
                 await asyncio.to_thread(state.warm)
             if address is not None:
-                write_address(state.memory_path, *address)
+                write_address(Path(state.memory_path), *address)
             if state.consolidator is not None:
                 task = asyncio.create_task(state.consolidator.run_forever())
             yield
@@ -252,7 +261,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             if address is not None:
-                remove_address(state.memory_path)
+                remove_address(Path(state.memory_path))
             state.close()
 
     from .. import __version__

@@ -1,6 +1,6 @@
 """Server settings from the environment (only `api/` and `cli.py` read it).
 
-PALIMPSEST_PATH       the memory directory (default palimpsest-data)
+PALIMPSEST_PATH       the memory directory (default palimpsest-data), or a postgresql:// URL
 PALIMPSEST_TOKENS     a tokens file; without one, loopback clients only
 PALIMPSEST_NAMESPACE  the namespace used when a request names none (default "default")
 PALIMPSEST_MAX_BODY   the largest request body in bytes (default 2 MiB)

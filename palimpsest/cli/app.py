@@ -4,7 +4,7 @@
     $ palimpsest facts user lives_in --valid-at 2024-09-01T00:00:00Z --json
 
 Each command lives in the module of its group (`writes`, `reads`, `recall`,
-`consolidate`, `transfer`, `server`, `mcp`, `owner`, `demo`); this module only registers
+`consolidate`, `transfer`, `server`, `mcp`, `owner`, `migrate`, `demo`); this module only registers
 them. Engine errors print `error [<code>]: <message>` on stderr and exit 2;
 anything unexpected exits 1.
 """
@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from . import consolidate, demo, mcp, owner, reads, recall, server, transfer, writes
+from . import consolidate, demo, mcp, migrate, owner, reads, recall, server, transfer, writes
 from .common import DEFAULT_PATH, ENV_DEBUG, ENV_PATH, CliError, Settings
 
 app = typer.Typer(
@@ -57,8 +57,9 @@ def root(
         typer.Option(
             "--path",
             envvar=ENV_PATH,
-            metavar="DIR",
-            help="The memory directory (created by the first write).",
+            metavar="DIR|URL",
+            help="The memory directory (created by the first write), or a"
+            " postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL.",
             show_envvar=True,
         ),
     ] = DEFAULT_PATH,
@@ -102,6 +103,7 @@ app.command("export")(transfer.export_cmd)
 app.command("consolidate")(consolidate.consolidate_cmd)
 app.command("unmerge")(consolidate.unmerge_cmd)
 app.command("reindex")(recall.reindex_cmd)
+app.command("migrate")(migrate.migrate_cmd)
 app.command("mcp")(mcp.mcp_cmd)
 app.add_typer(owner.owner_app, name="owner")
 owner.owner_app.command("status")(owner.status_cmd)

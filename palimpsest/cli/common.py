@@ -1,5 +1,9 @@
 """What every command shares: settings, the memory at --path, output, option types.
 
+--path is a directory (the embedded Kùzu store) or a `postgresql://` URL: a database
+is opened in this process (no owner process, no server address file, no lock: the
+database serves every process), and shown without its password (`shown`).
+
     >>> with open_memory(ctx, create=False) as mem:   # a read: no memory is created
     ...     dump_json(models_json(mem.facts()))
 
@@ -99,6 +103,21 @@ NamespaceOpt = Annotated[
 ]
 
 
+def is_url(path: str) -> bool:
+    """Whether --path names a PostgreSQL database (`storage.backends.is_database_url`,
+    without importing the engine: `--help` stays instant)."""
+    return path.startswith(("postgresql://", "postgres://"))
+
+
+def shown(path: str) -> str:
+    """--path as messages print it: a database URL without its password."""
+    if not is_url(path):
+        return repr(path)
+    from ..postgres._db import safe_url
+
+    return safe_url(path)
+
+
 def settings(ctx: typer.Context) -> Settings:
     obj = ctx.find_root().obj
     if not isinstance(obj, Settings):  # pragma: no cover - the callback always sets it
@@ -121,6 +140,12 @@ def open_memory(
     `uses`: the models the verb will run when it opens the memory itself, loaded before
     the store opens (the others stay unloaded; through an owner, the owner has them)."""
     s = settings(ctx)
+    if is_url(s.path):  # a database: opened here, whichever other processes have it open
+        from ..memory import Memory
+
+        with Memory.open(s.path, namespace=s.namespace, **_load(uses)) as mem:
+            yield mem
+        return
     if not create and not Path(s.path).exists():
         raise CliError(
             "no_memory",
@@ -164,6 +189,8 @@ def reach_owner(path: str, namespace: str, *, start: bool) -> Any:
     from ..errors import OwnerUnavailable
     from ..owner.client import OwnerClient
 
+    if is_url(path):  # a database has no owner
+        return None
     try:
         return OwnerClient(path, namespace=namespace, start=False)
     except OwnerUnavailable:
@@ -198,6 +225,8 @@ def held_by_server(path: str) -> Exception | None:
     from ..api.address import held_message, read_address
     from ..errors import MemoryLocked
 
+    if is_url(path):  # a server of a database holds nothing: every process opens it
+        return None
     addr = read_address(Path(path))
     if addr is None:
         return None

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..data import DATA
-from .common import CliError, echo, settings
+from .common import CliError, echo, is_url, settings, shown
 from .format import changes_text, fmt_time, history_table, profile_text, snapshot_text
 
 if TYPE_CHECKING:
@@ -355,7 +355,10 @@ def run(
         raise CliError("not_found", f"demo data not found at {source}")
     lines = load_lines(source)
     temp: Path | None = None
-    if path is None:
+    where: Path | str
+    if path is not None and is_url(path):
+        where = path  # a database: checked for emptiness once open
+    elif path is None:
         temp = Path(tempfile.mkdtemp(prefix="palimpsest-demo-"))
         where = temp / "memory"
     else:
@@ -376,6 +379,12 @@ def run(
         # the host model's facts are asserted explicitly, so the text is stored as evidence
         # only; section 7 shows what the engine reads from text by itself
         with Memory.open(where, clock=clock, namespace=namespace, extractor=None) as mem:
+            if isinstance(where, str) and mem.namespaces():
+                raise CliError(
+                    "path_in_use",
+                    f"{shown(where)} is not empty; the demo replays two years of history "
+                    "and needs a fresh database (or leave --path out to use a directory)",
+                )
             story = replay_story(mem, clock, lines, out)
             clock.advance_to(clock.now + timedelta(hours=1))
             st = mem.stats()
@@ -399,12 +408,13 @@ def run(
         elif source == DEMO_DATA:
             out(f"All {check.passed} as-of answers matched the story.")
         if temp is None or keep:
-            out(f"The memory is kept at {where}. Explore it, e.g.:")
+            at = shown(where) if isinstance(where, str) else where  # never the password
+            out(f"The memory is kept at {at}. Explore it, e.g.:")
             out(
-                f"  palimpsest --path {where} facts user --valid-at 2024-09-15T00:00:00Z"
+                f"  palimpsest --path {at} facts user --valid-at 2024-09-15T00:00:00Z"
                 " --known-at 2024-09-15T00:00:00Z"
             )
-            out(f"  palimpsest --path {where} history user lives_in")
+            out(f"  palimpsest --path {at} history user lives_in")
             out("  (reads without --known-at see the memory as of the real now)")
         else:
             out("The temporary memory was removed (pass --keep to explore it afterwards).")

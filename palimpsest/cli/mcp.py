@@ -2,12 +2,14 @@
 
 $ palimpsest --path ./memory mcp
 $ palimpsest mcp --no-models --path ./memory --namespace alice
+$ palimpsest mcp --path postgresql://palimpsest@db:5432/mem
 
 An MCP client (Claude Desktop, an IDE, an agent framework) starts this command
 and talks to it over stdin/stdout; see `palimpsest.mcp` for the tools. It is a
 thin front for the memory's owner process, started in the background when none
 runs, so several hosts use one memory at once (`PALIMPSEST_OWNER=off`: open the
-memory in this process when no owner runs, as a single host may).
+memory in this process when no owner runs, as a single host may). A `postgresql://`
+URL is opened in this process: the database serves every host at once.
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ def mcp_cmd(
     ] = False,
     path: Annotated[
         str | None,
-        typer.Option("--path", metavar="DIR", help="The memory directory (overrides the global)."),
+        typer.Option(
+            "--path",
+            metavar="DIR|URL",
+            help="The memory directory or postgresql:// URL (overrides the global).",
+        ),
     ] = None,
     namespace: Annotated[
         str | None,

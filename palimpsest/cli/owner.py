@@ -19,13 +19,14 @@ from typing import Annotated
 
 import typer
 
-from .common import CliError, JsonOpt, dump_json, echo, settings
+from .common import CliError, JsonOpt, dump_json, echo, is_url, settings, shown
 
 owner_app = typer.Typer(
     help="The process holding the memory for every client (status, stop, run).",
     no_args_is_help=True,
 )
 STOP_WAIT_S = 60.0
+_EVERY = " (a PostgreSQL database: every process opens it itself)"
 
 
 def status_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
@@ -33,12 +34,12 @@ def status_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     from ..owner.files import read_holder
 
     s = settings(ctx)
-    holder = read_holder(Path(s.path))
+    holder = None if is_url(s.path) else read_holder(Path(s.path))
     if as_json:
         dump_json(None if holder is None else holder.__dict__)
         return
     if holder is None:
-        echo(f"no process owns {s.path!r}")
+        echo(f"no process owns {shown(s.path)}" + _EVERY * is_url(s.path))
         return
     what = "palimpsest serve" if holder.kind == "serve" else "owner"
     models = "with models" if holder.models else "without models"
@@ -50,9 +51,9 @@ def stop_cmd(ctx: typer.Context) -> None:
     from ..owner.files import read_holder
 
     s = settings(ctx)
-    holder = read_holder(Path(s.path))
+    holder = None if is_url(s.path) else read_holder(Path(s.path))
     if holder is None:
-        echo(f"no process owns {s.path!r}")
+        echo(f"no process owns {shown(s.path)}" + _EVERY * is_url(s.path))
         return
     if holder.kind == "serve":
         raise CliError(
@@ -81,5 +82,7 @@ def run_cmd(
     from ..owner.run import main
 
     s = settings(ctx)
+    if is_url(s.path):
+        raise CliError("invalid_input", f"{shown(s.path)} has no owner process" + _EVERY)
     argv = ["--path", s.path, "--idle-timeout", str(idle_timeout)]
     main([*argv, "--no-models"] if no_models else argv)

@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from .common import JsonOpt, KnownAtOpt, ValidAtOpt, dump_json, echo, models_json, note, open_memory
+from .common import (
+    JsonOpt,
+    KnownAtOpt,
+    ValidAtOpt,
+    dump_json,
+    echo,
+    is_url,
+    models_json,
+    note,
+    open_memory,
+    settings,
+)
 from .format import (
     changes_text,
     facts_table,
@@ -144,7 +155,8 @@ def stats_cmd(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Counts of what this namespace holds."""
     with open_memory(ctx, create=False) as mem:
         st = mem.stats()
-        where = str(mem.path)
+        # a database's URL without its password; a directory as the owner or server knows it
+        where = mem.location if is_url(settings(ctx).path) else str(mem.path)
     if as_json:
         dump_json({"path": where, **st.model_dump(mode="json")})
         return

@@ -18,6 +18,7 @@ from .common import (
     ValidAtOpt,
     dump_json,
     echo,
+    is_url,
     models_json,
     note,
     open_memory,
@@ -80,7 +81,7 @@ def reindex_cmd(
     from pathlib import Path
 
     s = settings(ctx)
-    if not Path(s.path).exists():
+    if not is_url(s.path) and not Path(s.path).exists():
         raise CliError("no_memory", f"no memory at {s.path!r}")
     # an owner answers it (without reopening); else opened here, re-embedding if asked
     opened = reach_owner(s.path, s.namespace, start=False)

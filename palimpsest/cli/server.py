@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from .common import CliError, JsonOpt, dump_json, echo, held_by_server, note, settings
+from .common import CliError, JsonOpt, dump_json, echo, held_by_server, note, settings, shown
 from .format import format_table
 
 ENV_TOKENS = "PALIMPSEST_TOKENS"
@@ -77,6 +77,7 @@ def serve_cmd(
     While it runs, the server holds the memory and records its address in the
     directory (server.json): read commands on it go through the server (with
     PALIMPSEST_TOKEN as the bearer token if it wants one); the others name it.
+    A postgresql:// --path is held by no one: commands open the database themselves.
     """
     try:
         import uvicorn
@@ -106,7 +107,7 @@ def serve_cmd(
     if tokens is None and not is_loopback(host):
         note("warning: no --tokens: only loopback clients will be served")
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    note(f"palimpsest: serving {s.path!r} on {url} (dashboard at {url}/ui/, docs at /docs)")
+    note(f"palimpsest: serving {shown(s.path)} on {url} (dashboard at {url}/ui/, docs at /docs)")
     if schedule is not None:
         at = schedule.describe()
         note(f"palimpsest: consolidating daily at {at['at']} {at['timezone']}")

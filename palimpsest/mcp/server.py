@@ -447,8 +447,11 @@ def _reach(
     path: str | Path, namespace: str, models: bool, share: bool, start: bool, idle: float | None
 ) -> Memory:
     """The memory's owner (a thin front: this process loads no model), or the memory
-    opened here when sharing is off or no owner answers and none may be started."""
-    if share:
+    opened here when sharing is off or no owner answers and none may be started. A
+    `postgresql://` URL is always opened here: the database serves every process."""
+    from ..owner.client import is_database_url
+
+    if share and not is_database_url(path):
         from ..errors import OwnerUnavailable
         from ..owner.client import DEFAULT_IDLE, OwnerClient
 

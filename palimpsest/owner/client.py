@@ -4,6 +4,7 @@
     ...     mem.assert_fact("user", "lives_in", "Perth")
     ...     [f.object for f in mem.facts("user", "lives_in")]
     ['Perth']
+    >>> connect("postgresql://palimpsest@db:5432/mem")   # a database: opened here, no owner
 
 `connect` finds the owner of the directory (its socket answers) or starts one
 in the background (`python -m palimpsest.owner`: detached, its log in the
@@ -15,7 +16,8 @@ errors keep their codes. Calls from several threads use a connection each.
 If the owner goes away between calls (idle, killed), the next call reaches a
 new one; a call it was running when it died raises `OwnerLost` (the call may or
 may not have been applied; every call it answered was). A client imports
-pydantic and the models, never Kùzu or a model.
+pydantic and the models, never Kùzu or a model. A memory in PostgreSQL needs no
+owner (the database serves every process): `connect(url)` opens it in this process.
 """
 
 from __future__ import annotations
@@ -33,17 +35,26 @@ import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _names as names
-from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError
+from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError, ValidationError
 from . import files, wire
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 DEFAULT_IDLE = 600.0  # seconds an owner waits without a client before it stops
 START_TIMEOUT = 180.0  # an owner opening a large memory on a busy machine
 HELLO_TIMEOUT = 30.0  # an owner that accepts a connection says hello at once
 _PATH_ARGS = {"export": ("target",)}  # arguments naming a file (relative: to this process)
 _ERROR_LINE = re.compile(r"^error \[([a-z_]+)\]: (.*)$")
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_database_url(location: object) -> bool:
+    """`storage.backends.is_database_url`, without importing the engine (a client stays light)."""
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)
 
 
 class _Bye(Exception):
@@ -104,6 +115,8 @@ class OwnerClient:
         idle_timeout: float = DEFAULT_IDLE,
         start_timeout: float = START_TIMEOUT,
     ) -> None:
+        if is_database_url(path):
+            raise no_owner(str(path))
         self._directory = Path(path).absolute()
         self.namespace = names.check_namespace(namespace)
         self._models, self._start, self._idle = models, start, idle_timeout
@@ -120,6 +133,11 @@ class OwnerClient:
     @property
     def path(self) -> Path:
         return self._directory
+
+    @property
+    def location(self) -> str:
+        """The memory's directory (`Memory.location`)."""
+        return str(self._directory)
 
     @property
     def pid(self) -> int:
@@ -330,7 +348,7 @@ def connect(
     models: bool = True,
     start: bool = True,
     idle_timeout: float = DEFAULT_IDLE,
-) -> OwnerClient:
+) -> OwnerClient | Memory:
     """The memory at `path` through its owner process, started if none runs (`start`).
 
     >>> mem = connect("palimpsest-data")
@@ -338,9 +356,28 @@ def connect(
 
     `models` and `idle_timeout` apply to an owner this call starts: without
     models its `remember` stores no facts and recall matches words only.
+    A `postgresql://` URL is opened here (`Memory.open`; with `models`, spaCy and the
+    embedder load in this process): the database serves every process, no owner runs.
     """
+    if is_database_url(path):
+        from ..memory import Memory
+
+        if models:
+            return Memory.open(path, namespace=namespace)
+        return Memory.open(path, namespace=namespace, extractor=None, embedder=None)
     return OwnerClient(
         path, namespace=namespace, models=models, start=start, idle_timeout=idle_timeout
+    )
+
+
+def no_owner(url: str) -> ValidationError:
+    """The error for an owner asked of a database (which every process opens itself)."""
+    from ..postgres._db import safe_url
+
+    return ValidationError(
+        f"{safe_url(url)} is a PostgreSQL database: it has no owner process (any number "
+        "of processes open it); open it with Memory.open or palimpsest.connect",
+        field="path",
     )
 
 

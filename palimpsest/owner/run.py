@@ -51,7 +51,12 @@ def run(path: str | Path, *, models: bool = True, idle_timeout: float | None = N
     """Own the memory at `path` until idle or stopped; the process's exit status."""
     from .. import __version__
     from ..errors import PalimpsestError
+    from .client import is_database_url, no_owner
 
+    if is_database_url(path):
+        e = no_owner(str(path))
+        print(f"error [{e.code}]: {e.message}", file=sys.stderr, flush=True)
+        return 3
     directory = Path(path).absolute()
     directory.mkdir(parents=True, exist_ok=True)
     fd = take_lock(directory)
