@@ -11,7 +11,7 @@ way: each collaborator is handed what it uses, nothing reaches for a registry.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._time import Clock
 from .consolidation.night import Night
@@ -40,6 +40,7 @@ from .engine.reader import Reader
 from .engine.uses import UseLog
 from .engine.vocabulary import Vocabulary
 from .engine.writer import Writer
+from .errors import ValidationError
 from .recall._facts import FactRecall
 from .recall.embed_worker import EmbedWorker
 from .recall.index import RecallIndex
@@ -53,6 +54,28 @@ from .transfer.restorer import Restorer
 if TYPE_CHECKING:
     from .extraction import Extractor
     from .recall import Embedder
+
+
+def models(
+    extractor: Extractor | str | None, embedder: Embedder | str | None, vector_threshold: Any
+) -> tuple[Extractor | None, Embedder | None]:
+    """`Memory.open`'s model arguments checked and resolved: "spacy" is the spaCy
+    extractor, a name an embedder (`recall.embedder.named`); both load on first use."""
+    if vector_threshold is not None and (
+        isinstance(vector_threshold, bool)
+        or not isinstance(vector_threshold, int)
+        or vector_threshold < 0
+    ):
+        raise ValidationError("vector_threshold: an integer >= 0", field="vector_threshold")
+    if extractor == "spacy":
+        from .extraction import SpacyExtractor
+
+        extractor = SpacyExtractor()
+    if isinstance(embedder, str):
+        from .recall.embedder import named
+
+        embedder = named(embedder)  # type: ignore[arg-type]
+    return extractor, embedder  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import _names as names
 from ._time import Clock, TimeLike, utcnow
-from ._wiring import build
+from ._wiring import build, models
 from .consolidation.night import this_process
 from .consolidation.review import Reviewer
 from .consolidation.runner import Consolidator
@@ -155,22 +155,7 @@ class Memory:
         once the nightly consolidation or `reindex` has built it (recall never does).
         """
         ns = names.check_namespace(namespace)
-        if vector_threshold is not None and (
-            isinstance(vector_threshold, bool)
-            or not isinstance(vector_threshold, int)
-            or vector_threshold < 0
-        ):
-            raise ValidationError("vector_threshold: an integer >= 0", field="vector_threshold")
-        if extractor == "spacy":
-            from .extraction import SpacyExtractor
-
-            extractor = SpacyExtractor()
-        if isinstance(embedder, str):
-            from .recall.embedder import named
-
-            embedder = named(embedder)
-        if is_database_url(path):
-            check_url(str(path))
+        extractor, embedder = models(extractor, embedder, vector_threshold)
         defaults = {p.name: p.cardinality for p in default_predicates()}
         try:
             store = open_store(path, defaults=defaults)
@@ -178,13 +163,8 @@ class Memory:
             from .owner.files import held
 
             raise (None if is_database_url(path) else held(Path(path))) or e from None
-        mem = cls(
-            store,
-            clock=clock or utcnow,
-            namespace=ns,
-            extractor=extractor,
-            embedder=embedder,
-        )
+        clock = clock or utcnow
+        mem = cls(store, clock=clock, namespace=ns, extractor=extractor, embedder=embedder)
         if vector_threshold is not None:
             mem._index.vector_threshold = vector_threshold
         try:
@@ -202,13 +182,10 @@ class Memory:
     @property
     def path(self) -> Path:
         """The memory's directory; a memory in PostgreSQL has none (see `location`)."""
-        if is_database_url(self._store.location):
-            raise ValidationError(
-                f"the memory at {self._store.location} is a PostgreSQL database, not a "
-                "directory: use Memory.location",
-                field="path",
-            )
-        return Path(self._store.location)
+        where = self._store.location
+        if is_database_url(where):
+            raise ValidationError(f"{where} is a database: use Memory.location", field="path")
+        return Path(where)
 
     @property
     def namespace(self) -> str:
@@ -618,31 +595,3 @@ class Memory:
         return self._importers.import_locomo(
             text, conversations=conversations, namespace=namespace, batch=batch, progress=progress
         )
-
-
-def check_url(url: str) -> str:
-    """`url` when it is a well-formed PostgreSQL URL; else ValidationError, which names
-    it without its password (libpq's own message may quote it).
-
-    >>> check_url("postgresql://palimpsest:secret@db:5432/mem")
-    'postgresql://palimpsest:secret@db:5432/mem'
-    """
-    import re
-    from urllib.parse import urlsplit
-
-    from psycopg.conninfo import conninfo_to_dict
-
-    from .postgres._db import safe_url
-
-    shape = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE]"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-        conninfo_to_dict(url)
-    except Exception as e:  # psycopg.ProgrammingError, ValueError
-        secret = re.match(r"^\w+://[^:/@]+:([^@]*)@", url)
-        why = str(e).replace(secret[1], "***") if secret and secret[1] else str(e)
-        raise ValidationError(
-            f"not a PostgreSQL URL ({shape}): {safe_url(url)}: {why}", field="path"
-        ) from None
-    return url

@@ -43,7 +43,7 @@ def migrate_cmd(
         else:
             echo(f"{shown(where)}: {message}")
         return
-    from ..memory import check_url
+    from ..postgres import check_url
     from ..storage.backends import open_store
 
     store = open_store(check_url(where), migrate=True)

@@ -9,6 +9,7 @@ per module, as the Kùzu store's Cypher lives in `palimpsest.graph`. psycopg is
 imported only when a store opens.
 """
 
+from ._db import check_url
 from ._store import URL_SCHEMES, Store, is_url
 
-__all__ = ["URL_SCHEMES", "Store", "is_url"]
+__all__ = ["URL_SCHEMES", "Store", "check_url", "is_url"]

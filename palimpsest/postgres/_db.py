@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import StoreError, StoreUnavailable
+from ..errors import StoreError, StoreUnavailable, ValidationError
 from ..storage.rows import Row, VersionDelta
 
 WRITE_LOCK = 0x70616C6D  # "palm": the advisory lock every writer of the database takes
@@ -63,6 +63,32 @@ def touches_facts(sql: str) -> bool:
 def safe_url(url: str) -> str:
     """The URL without its password (for messages and `Store.location`)."""
     return re.sub(r"^(\w+://[^:/@]+):[^@]*@", r"\1@", url)
+
+
+def check_url(url: str) -> str:
+    """`url` when it is a well-formed PostgreSQL URL; else ValidationError, which names
+    it without its password (libpq's own message may quote it).
+
+    >>> check_url("postgresql://palimpsest:secret@db:5432/mem")
+    'postgresql://palimpsest:secret@db:5432/mem'
+    """
+    import re
+    from urllib.parse import urlsplit
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    shape = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE]"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+        conninfo_to_dict(url)
+    except Exception as e:  # psycopg.ProgrammingError, ValueError
+        secret = re.match(r"^\w+://[^:/@]+:([^@]*)@", url)
+        why = str(e).replace(secret[1], "***") if secret and secret[1] else str(e)
+        raise ValidationError(
+            f"not a PostgreSQL URL ({shape}): {safe_url(url)}: {why}", field="path"
+        ) from None
+    return url
 
 
 class Database:

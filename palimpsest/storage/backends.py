@@ -31,8 +31,9 @@ def open_store(
     default vocabulary's cardinalities, for a migration that lays slots out by them."""
     if is_database_url(location):
         from ..postgres import Store as PgStore
+        from ..postgres import check_url
 
-        return PgStore.open(str(location), migrate=migrate)  # type: ignore[return-value]
+        return PgStore.open(check_url(str(location)), migrate=migrate)  # type: ignore[return-value]
     from ..graph import Store as KuzuStore
 
     return KuzuStore.open(Path(location), defaults=defaults)
