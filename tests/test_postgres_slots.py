@@ -239,6 +239,7 @@ class Mirror:
     def __init__(self, kz_store: Any, pg: Any) -> None:
         self.kz_store, self.kz, self.pg = kz_store, kz_store.slots, pg
         self.compared = 0
+        self.erasing = False
         self.differences: list[tuple[str, Any, Any]] = []
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
@@ -246,12 +247,17 @@ class Mirror:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             out = ours(*args, **kwargs)
+            writing = self.kz_store.in_transaction()
+            self.erasing = self.erasing and writing
             if name in _WRITES:
+                self.erasing = self.erasing or name == "delete_versions"
                 with self.pg.write():
                     theirs(*args, **kwargs)
-            elif name != "histories" or not self.kz_store.in_transaction():
+            elif not (writing and (name == "histories" or self.erasing)):
                 # inside a write, the Kùzu journal lags the rows the engine has just
-                # changed (a retraction, an erased assertion): compared after the verb
+                # changed (a retraction, an erased assertion), and its lines keep copies
+                # of versions an erase deleted (PostgreSQL's starts go with them) until
+                # the erase rewrites them: compared after the verb
                 got = theirs(*args, **kwargs)
                 self.compared += 1
                 if _plain(name, out) != _plain(name, got):
@@ -336,8 +342,16 @@ def mirrored(pg: Any, tmp_path: Path) -> Iterator[tuple[Memory, Mirror]]:
         mem.close()
 
 
+def _first_difference(found: list[tuple[str, Any, Any]]) -> str:
+    name, ours, theirs = found[0]
+    a, b = _plain(name, ours), _plain(name, theirs)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return repr([(k, a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)])
+    return repr((name, a, b))
+
+
 def _check(mem: Memory, mirror: Mirror) -> None:
-    assert mirror.differences == [], mirror.differences[0]
+    assert mirror.differences == [], _first_difference(mirror.differences)
     kz = mirror.kz
     slots = _kuzu_ids(mem._store, "Slot")
     pg_slots = [r["id"] for r in mirror.pg.db.query("SELECT id FROM slot ORDER BY id")]
