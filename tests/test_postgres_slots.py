@@ -305,7 +305,9 @@ def _same_state(kz: Any, pg: Any, slots: list[str], lines: list[str]) -> None:
     for _ in range(8):
         a, b = _sorted_none(rng.sample([None, *moments], 2) if moments else [None, None])
         reach = Reach(a, b)
-        asks.append({lid: LineAsk("\x1f".join(p[:3]), p[0], "", reach) for lid, p in by_line.items()})
+        asks.append(
+            {lid: LineAsk("\x1f".join(p[:3]), p[0], "", reach) for lid, p in by_line.items()}
+        )
     for ask in asks:
         assert _plain("line_windows", kz.line_windows(ask)) == _plain(
             "line_windows", pg.line_windows(ask)
@@ -376,14 +378,10 @@ def test_the_engine_on_both_slices_leaves_the_same_state(
         who = rng.choice(["Mira", "Ole"])
         pick = rng.random()
         if pick < 0.45:
-            facts.append(
-                mem.assert_fact(who, "lives_in", rng.choice(cities), valid_from=when)
-            )
+            facts.append(mem.assert_fact(who, "lives_in", rng.choice(cities), valid_from=when))
         elif pick < 0.7:
             facts.append(
-                mem.assert_fact(
-                    who, "likes", rng.choice(things), valid_from=when, valid_to=until
-                )
+                mem.assert_fact(who, "likes", rng.choice(things), valid_from=when, valid_to=until)
             )
         elif pick < 0.8:
             mem.end_fact(who, rng.choice(["lives_in", "likes"]), at=when)

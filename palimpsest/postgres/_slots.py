@@ -35,6 +35,7 @@ from ..storage.rows import (
     Row,
     SlotHead,
 )
+from ._db import Database
 
 SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
 ASSERTION_COLUMNS = (
@@ -122,8 +123,7 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS fact_expired_ix ON fact (namespace, expired_at)",
     # the order a slot's versions were created in (the Kùzu journal's): `n` grows
     "CREATE SEQUENCE IF NOT EXISTS version_order_seq",
-    "CREATE TABLE IF NOT EXISTS version_order (id text COLLATE \"C\" PRIMARY KEY,"
-    " n bigint NOT NULL)",
+    'CREATE TABLE IF NOT EXISTS version_order (id text COLLATE "C" PRIMARY KEY, n bigint NOT NULL)',
     # a line (a slot's timeline, or a (slot, object)'s) and when it last changed
     f"CREATE TABLE IF NOT EXISTS line (namespace {_C}, id {_C}, slot_id {_C},"
     f" subject {_C}, changed_at timestamptz, PRIMARY KEY (namespace, id))",
@@ -231,7 +231,7 @@ def slot_columns(row: Mapping[str, Any]) -> dict[str, Any]:
 class SlotStore:
     """Slots, their assertions and versions, lines and their starts."""
 
-    def __init__(self, db: Any, names: Any) -> None:
+    def __init__(self, db: Database, names: Any) -> None:
         self.db = db
         self._names = names  # the entities a write creates
 
