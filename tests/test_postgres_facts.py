@@ -317,7 +317,7 @@ def _rows(run: int, drawn: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(drawn=st.lists(_version, max_size=24))
-def test_reads_equal_kuzus_over_random_version_sets(pair: Pair, drawn: list[dict[str, Any]]) -> None:
+def test_reads_equal_kuzus_on_random_versions(pair: Pair, drawn: list[dict[str, Any]]) -> None:
     run = next(_runs)  # a namespace pair of its own per example: the stores are shared
     entities, facts = _rows(run, drawn)
     pair.add(entities=entities, facts=facts)

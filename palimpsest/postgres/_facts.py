@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..storage.rows import Row, fact_order
+from ._db import Database
 
 DDL: tuple[str, ...] = (
     'CREATE TABLE IF NOT EXISTS tombstone (id text COLLATE "C" NOT NULL,'
@@ -59,9 +60,7 @@ SEP = "\x1f"  # a slot id is namespace SEP subject id SEP predicate (palimpsest/
 
 # --- the as-of filter; %(k)s = known_at, %(v)s = valid_at (graph/_store_reads.py) --------
 _BELIEVED = "recorded_at <= %(k)s AND (expired_at IS NULL OR expired_at > %(k)s)"
-_VALID = (
-    "(valid_from IS NULL OR valid_from <= %(v)s) AND (valid_to IS NULL OR valid_to > %(v)s)"
-)
+_VALID = "(valid_from IS NULL OR valid_from <= %(v)s) AND (valid_to IS NULL OR valid_to > %(v)s)"
 _ACTIVE = "quarantined = false"
 # Kùzu's ORDER BY for a limited read: ascending, NULLs last (a NULL valid_from sorts
 # after every time), text by bytes (COLLATE "C"). Kùzu breaks the remaining ties
@@ -109,7 +108,7 @@ def _tied_fact_order(r: Row) -> tuple[Any, ...]:
 class FactStore:
     """Fact versions as of (V, K), changes between two times, tombstones, counts."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     def facts_asof(
