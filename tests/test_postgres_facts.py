@@ -124,8 +124,9 @@ ASSERTION_COLUMNS = (
 )
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
-# a grid of instants: stored times and asked times meet exactly (the boundary rules)
-GRID = [T0 + timedelta(hours=h, microseconds=7 * h) for h in range(8)]
+# a grid of instants: stored times (starts, ends: whole hours apart) and asked times
+# meet exactly, so every boundary rule is exercised
+GRID = [T0 + timedelta(hours=h, microseconds=123456) for h in range(8)]
 ASKED = [None, T0 - timedelta(days=1), *GRID, T0 + timedelta(days=30)]
 # names that sort differently by bytes than by a locale (upper case, accents)
 NAMES = ["mira", "Mira", "Øystein", "bob", "Zoë"]
@@ -283,7 +284,7 @@ def _rows(run: int, drawn: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
         vf, rec = d["valid_from"], d["recorded_at"]
         vt = None
         if d["valid_for"] is not None:
-            vt = (vf or T0 - timedelta(hours=1)) + timedelta(hours=d["valid_for"])
+            vt = (vf or GRID[0] - timedelta(hours=1)) + timedelta(hours=d["valid_for"])
         exp = None if d["kept_for"] is None else rec + timedelta(hours=d["kept_for"])
         facts.append(
             {
@@ -312,7 +313,7 @@ def _rows(run: int, drawn: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
 
 
 @settings(
-    max_examples=40,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -335,7 +336,7 @@ def test_reads_equal_kuzus_on_random_versions(pair: Pair, drawn: list[dict[str, 
         anchors += [{"slot_id": slots[0], "predicate": "other", "object_id": f"en_{run}_0_2"}]
     for anchor in anchors:
         for v, k in itertools.product(ASKED[::2], ASKED):
-            for quarantined in (False, True):
+            for quarantined in (False, True):  # (Kùzu: ~0.5 ms a point query)
                 ask = dict(
                     namespace=ns, valid_at=v, known_at=k, include_quarantined=quarantined, **anchor
                 )
