@@ -245,7 +245,7 @@ def assert_same(
 _time = st.sampled_from(GRID)
 _version = st.fixed_dictionaries(
     {
-        "subject": st.integers(0, len(NAMES) - 1),
+        "subject": st.integers(0, 2),  # few slots: lines with many versions
         "object": st.integers(0, len(NAMES) - 1),
         "predicate": st.sampled_from(PREDICATES),
         "other_ns": st.booleans(),
@@ -341,7 +341,7 @@ def test_reads_equal_kuzus_on_random_versions(pair: Pair, drawn: list[dict[str, 
                     namespace=ns, valid_at=v, known_at=k, include_quarantined=quarantined, **anchor
                 )
                 assert_same(pair.k.facts_asof(**ask), pair.p.facts_asof(**ask), fact_order)
-        for limit in (1, 3):
+        for limit in (1, 3, 5):
             ask = dict(namespace=ns, valid_at=GRID[3], known_at=GRID[4], limit=limit, **anchor)
             got_k, got_p = pair.k.facts_asof(**ask), pair.p.facts_asof(**ask)
             assert_same(got_k, got_p, _limit_key, cut=True)
