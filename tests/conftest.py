@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,10 +36,72 @@ def clock() -> Clock:
     return Clock()
 
 
+STORES = ("kuzu", "pg")
+EVERY_STORE = "every_store"
+Places = Callable[[], "str | Path"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module marked `every_store` runs once per store (ids kuzu, pg): the behaviour
+    suite says what the engine does, and that holds on either store (issue 28). Module
+    scope, so each store's run of a module is one block and its module fixtures open
+    once per store."""
+    if "store_kind" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        EVERY_STORE
+    ):
+        metafunc.parametrize("store_kind", STORES, indirect=True, scope="module", ids=STORES)
+
+
+@pytest.fixture(scope="module")
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The store this module runs on: "kuzu" unless the module is marked every_store."""
+    return str(getattr(request, "param", "kuzu"))
+
+
+def _places(kind: str, request: pytest.FixtureRequest, folder: Callable[[], Path]) -> Places:
+    """Fresh memory locations of one store: a new directory for Kùzu, a new empty
+    database on the session's PostgreSQL for pg (left for the server's removal)."""
+    if kind == "kuzu":
+        return lambda: folder() / "mem"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    stem = "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:36]
+
+    def new() -> str:
+        return server.create_database(f"p{len(server.databases)}_{stem}")
+
+    return new
+
+
 @pytest.fixture
-def mem(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
+def places(
+    store_kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Places:
+    """`places()` -> a fresh memory location on this module's store, each call a new one."""
+    return _places(store_kind, request, lambda: tmp_path_factory.mktemp("mem", numbered=True))
+
+
+@pytest.fixture(scope="module")
+def module_places(
+    store_kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Places:
+    """`places` for module-scoped fixtures."""
+    return _places(store_kind, request, lambda: tmp_path_factory.mktemp("mem", numbered=True))
+
+
+@pytest.fixture
+def place(places: Places) -> str | Path:
+    """One fresh memory location on this module's store."""
+    return places()
+
+
+@pytest.fixture
+def mem(
+    tmp_path: Path, clock: Clock, store_kind: str, request: pytest.FixtureRequest
+) -> Iterator[Memory]:
     # the core tests need no embeddings; recall tests open their own memories with MiniLM
-    with Memory.open(tmp_path / "mem", clock=clock, embedder=None) as m:
+    marked = request.node.get_closest_marker(EVERY_STORE) is not None
+    location = request.getfixturevalue("place") if marked else tmp_path / "mem"
+    with Memory.open(location, clock=clock, embedder=None) as m:
         yield m
 
 

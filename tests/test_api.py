@@ -1,4 +1,5 @@
-"""The HTTP server through the real app (FastAPI TestClient, real Kùzu in tmp_path)."""
+"""The HTTP server through the real app (FastAPI TestClient), on each store: a real Kùzu
+directory and a PostgreSQL database (`every_store`)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ from palimpsest.api.schemas import MAX_BATCH
 
 from .conftest import Clock
 
+pytestmark = pytest.mark.every_store
+
 LOOPBACK = ("127.0.0.1", 50000)
 T = "T00:00:00Z"
 
 
 @pytest.fixture
-def client(tmp_path: Path, clock: Clock) -> Iterator[TestClient]:
-    app = create_app(tmp_path / "mem", extractor=None, clock=clock)
+def client(place: str | Path, clock: Clock) -> Iterator[TestClient]:
+    app = create_app(place, extractor=None, clock=clock)
     with TestClient(app, client=LOOPBACK) as c:
         yield c
 
@@ -568,8 +571,8 @@ def test_bad_input_is_a_problem_never_a_500(
     assert STATUS.get(body["code"]) == r.status_code
 
 
-def test_recall_over_http_by_words_as_of(tmp_path: Path, clock: Clock) -> None:
-    app = create_app(tmp_path / "mem", extractor=None, embedder=None, clock=clock)
+def test_recall_over_http_by_words_as_of(place: str | Path, clock: Clock) -> None:
+    app = create_app(place, extractor=None, embedder=None, clock=clock)
     with TestClient(app, client=LOOPBACK) as c:
         ok(c.post("/v1/episodes", json={"text": "My sister Mira arrives on Friday."}), 201)
         before = clock.now.isoformat()

@@ -13,6 +13,8 @@ from palimpsest.consolidation import Claim, EvidenceInfo, judge
 
 from .conftest import Clock
 
+pytestmark = pytest.mark.every_store
+
 T = datetime(2024, 1, 1, tzinfo=UTC)
 
 
@@ -63,8 +65,8 @@ def test_judge_rejects_contradiction_and_never_promotes_instructions() -> None:
 
 
 @pytest.fixture
-def mem(tmp_path: Path, clock: Clock) -> Memory:  # type: ignore[misc]
-    with Memory.open(tmp_path / "m", clock=clock, embedder=None) as m:
+def mem(place: str | Path, clock: Clock) -> Memory:  # type: ignore[misc]
+    with Memory.open(place, clock=clock, embedder=None) as m:
         yield m  # type: ignore[misc]
 
 

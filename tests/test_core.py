@@ -1,4 +1,5 @@
-"""The bitemporal core through the `Memory` facade, on a real Kùzu directory."""
+"""The bitemporal core through the `Memory` facade, on each store: a real Kùzu directory
+and a PostgreSQL database (`every_store`; the tests that read Kùzu's files run on it alone)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ from palimpsest import (
     ValidationError,
 )
 
-from .conftest import Clock, utc
+from .conftest import Clock, Places, utc
+
+pytestmark = pytest.mark.every_store
 
 
 def objects(facts: list) -> list[str]:  # type: ignore[type-arg]
@@ -300,6 +303,7 @@ def test_cypher_looking_names_are_just_names(mem: Memory) -> None:
 
 
 def test_erase_removes_the_bytes_from_every_file(tmp_path: Path, clock: Clock) -> None:
+    # Kùzu only: it reads the directory's files
     path = tmp_path / "mem"
     secret, episode_secret = "Zanzibarquux", "my passport number is QX93817265"
     with Memory.open(path, clock=clock) as mem:
@@ -359,7 +363,7 @@ def test_quarantined_facts_stay_out_of_facts_and_snapshot(mem: Memory) -> None:
 
 
 @pytest.mark.parametrize("n, people", [(300, 17), (700, 110)])  # per-row and LOAD FROM paths
-def test_bulk_equals_one_by_one(tmp_path: Path, n: int, people: int) -> None:
+def test_bulk_equals_one_by_one(places: Places, n: int, people: int) -> None:
     rows = []
     for i in range(n):
         rows.append(
@@ -374,8 +378,8 @@ def test_bulk_equals_one_by_one(tmp_path: Path, n: int, people: int) -> None:
             rows[-1]["valid_to"] = f"20{24 + i % 3}-01-01T00:00:00Z"
     fixed = datetime(2030, 1, 1, tzinfo=UTC)
     with (
-        Memory.open(tmp_path / "a", clock=lambda: fixed) as one,
-        Memory.open(tmp_path / "b", clock=lambda: fixed) as bulk,
+        Memory.open(places(), clock=lambda: fixed) as one,
+        Memory.open(places(), clock=lambda: fixed) as bulk,
     ):
         for r in rows:
             one.assert_fact(**r)
@@ -415,24 +419,25 @@ def test_import_facts_from_json_lines(mem: Memory, tmp_path: Path) -> None:
 
 
 def test_one_writer_per_directory(tmp_path: Path) -> None:
+    # Kùzu only: a database takes any number of processes (tests/test_postgres_processes.py)
     with Memory.open(tmp_path / "m"), pytest.raises(MemoryLocked):
         Memory.open(tmp_path / "m")
     Memory.open(tmp_path / "m").close()  # released on close
 
 
-def test_transaction_time_never_goes_backwards(tmp_path: Path) -> None:
+def test_transaction_time_never_goes_backwards(place: str | Path) -> None:
     times = iter([utc("2030-01-02"), utc("2030-01-01"), utc("2030-01-03")])
-    with Memory.open(tmp_path / "m", clock=lambda: next(times)) as mem:
+    with Memory.open(place, clock=lambda: next(times)) as mem:
         a = mem.assert_fact("user", "likes", "a", valid_from=None)
         b = mem.assert_fact("user", "likes", "b", valid_from=None)
         assert b.recorded_at >= a.recorded_at
 
 
-def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -> None:
+def test_a_reader_ranging_over_many_names_loads_every_key_once(place: str | Path) -> None:
     from palimpsest.engine.name_map import PRELOAD_AFTER
 
     n = PRELOAD_AFTER + 40
-    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+    with Memory.open(place, extractor=None, embedder=None) as mem:
         mem.assert_many(
             [
                 {"subject": f"person {i}", "predicate": "lives_in", "object": f"town {i % 5}"}
@@ -440,7 +445,7 @@ def test_a_reader_ranging_over_many_names_loads_every_key_once(tmp_path: Path) -
             ]
         )
         mem.define_predicate("lives_in", cardinality="one", aliases=["resides in"])
-    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:  # cold caches
+    with Memory.open(place, extractor=None, embedder=None) as mem:  # cold caches
         lookups: list[str] = []
         real = mem._store.names.entity_ids_for_keys
 

@@ -1,12 +1,11 @@
-"""Random assert / end / retract / erase sequences through the real engine (Kùzu on
-disk), every point query checked against the naive reference model."""
+"""Random assert / end / retract / erase sequences through the real engine (on each store:
+Kùzu on disk and PostgreSQL), every point query checked against the naive reference model."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +13,10 @@ from hypothesis import strategies as st
 
 from palimpsest import Memory
 
+from .conftest import Places
 from .reference import INF, NEG, Op, believed_objects
+
+pytestmark = pytest.mark.every_store
 
 DAY0 = datetime(2020, 1, 1, tzinfo=UTC)
 _epochs = itertools.count()
@@ -32,10 +34,9 @@ class _Clock:
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, _Clock]]:
+def shared(module_places: Places) -> Iterator[tuple[Memory, _Clock]]:
     clock = _Clock()
-    path: Path = tmp_path_factory.mktemp("props") / "mem"
-    with Memory.open(path, clock=clock) as m:
+    with Memory.open(module_places(), clock=clock) as m:
         yield m, clock
 
 

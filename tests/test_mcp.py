@@ -2,7 +2,8 @@
 
 The acceptance test starts the installed console script as a real subprocess and
 talks to it with the official MCP client over stdio; the mapping is also tested
-in-process against a real on-disk memory.
+in-process against a real memory. Each test runs on each store (`every_store`): a Kùzu
+directory and a PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from palimpsest.errors import NotFound, ValidationError
 from palimpsest.mcp import memory_compat as compat
 from palimpsest.mcp.protocol import Result, Tools, run_stdio
 
-from .conftest import Clock
-from .layers import mcp_session
+from .conftest import Clock, Places
+from .layers import _console_script, _env
+
+pytestmark = pytest.mark.every_store
 
 ENGINE_TOOLS = {
     "remember",
@@ -52,9 +55,26 @@ MEMORY_SERVER_TOOLS = {
 }
 
 
-def _with_server(path: Path, body: Callable[[Any], Awaitable[None]]) -> None:
-    """Start `palimpsest mcp --no-models --path <path>` and run `body(session)` against it."""
-    mcp_session(path, body, models=False, timeout=120)
+def _with_server(place: str | Path, logs: Path, body: Callable[[Any], Awaitable[None]]) -> None:
+    """Start `palimpsest mcp --no-models --path <place>` and run `body(session)` against it
+    (layers.mcp_session, for a place that may be a database URL: its log goes in `logs`)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    args = ["mcp", "--path", str(place), "--no-models"]
+    params = StdioServerParameters(command=_console_script(), args=args, env=_env())
+
+    async def run() -> None:
+        with (logs / "mcp-server.log").open("w") as log, anyio.fail_after(120):
+            async with (
+                stdio_client(params, errlog=log) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                await body(session)
+
+    anyio.run(run)
 
 
 async def _call(session: Any, tool: str, **arguments: Any) -> Any:
@@ -70,7 +90,7 @@ async def _call(session: Any, tool: str, **arguments: Any) -> Any:
     return result.structured_content
 
 
-def test_engine_tools_over_stdio(tmp_path: Path) -> None:
+def test_engine_tools_over_stdio(tmp_path: Path, place: str | Path) -> None:
     async def body(session: Any) -> None:
         listed = {t.name for t in (await session.list_tools()).tools}
         assert listed >= ENGINE_TOOLS | MEMORY_SERVER_TOOLS
@@ -149,7 +169,7 @@ def test_engine_tools_over_stdio(tmp_path: Path) -> None:
         again = await session.call_tool("erase", {"id": sydney["id"]})
         assert again.is_error and again.content[0].text.startswith("error [erased]: ")
 
-    _with_server(tmp_path / "mem", body)
+    _with_server(place, tmp_path, body)
 
 
 def _items(schema: dict[str, Any], prop: str) -> dict[str, Any]:
@@ -159,7 +179,7 @@ def _items(schema: dict[str, Any], prop: str) -> dict[str, Any]:
     return schema["$defs"][ref.rsplit("/", 1)[1]] if ref else item
 
 
-def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
+def test_memory_server_tools_over_stdio(tmp_path: Path, place: str | Path) -> None:
     async def body(session: Any) -> None:
         tools = {t.name: t.input_schema for t in (await session.list_tools()).tools}
         # the official server's input shapes, field for field
@@ -272,7 +292,7 @@ def test_memory_server_tools_over_stdio(tmp_path: Path) -> None:
         assert missing.is_error
         assert missing.content[0].text == "error [not_found]: Entity with name Nobody not found"
 
-    _with_server(tmp_path / "mem", body)
+    _with_server(place, tmp_path, body)
 
 
 # --- the mapping, in process -----------------------------------------------------------------
@@ -576,7 +596,7 @@ def test_observations_and_types_come_back_exactly_as_sent(mem: Memory, clock: Cl
     assert len(mem.facts("Casey", "observation")) == 2
 
 
-def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> None:
+def test_memory_json_round_trip(places: Places, mem: Memory, clock: Clock) -> None:
     lines = [
         '{"type":"entity","name":"Mira","entityType":"person","observations":["cellist","a"]}',
         "",
@@ -599,7 +619,7 @@ def test_memory_json_round_trip(tmp_path: Path, mem: Memory, clock: Clock) -> No
     relations = [o for o in out if o["type"] == "relation"]
     assert len(relations) == 2 and len(out) == 5
 
-    with Memory.open(tmp_path / "other", clock=clock, extractor=None, embedder=None) as other:
+    with Memory.open(places(), clock=clock, extractor=None, embedder=None) as other:
         compat.import_memory_json(other, compat.export_memory_json(mem))
         clock.tick()
         assert sorted(compat.export_memory_json(other)) == sorted(compat.export_memory_json(mem))

@@ -21,7 +21,9 @@ from palimpsest.models import Hit
 from palimpsest.recall import HashingEmbedder
 from palimpsest.recall._text import number_tokens, query_words
 
-from .conftest import Clock, utc
+from .conftest import Clock, Places, utc
+
+pytestmark = pytest.mark.every_store
 
 TURNS = [
     ("Caroline", "I went to the pottery class on Saturday and made a blue bowl."),
@@ -32,15 +34,15 @@ TURNS = [
 ]
 
 
-def _open(path: Path, clock: Clock, **kw: object) -> Memory:
+def _open(path: str | Path, clock: Clock, **kw: object) -> Memory:
     opts: dict[str, object] = {"clock": clock, "extractor": None, "embedder": HashingEmbedder()}
     opts.update(kw)
     return Memory.open(path, **opts)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def fast(tmp_path: Path, clock: Clock) -> Iterator[Memory]:
-    with _open(tmp_path / "fast", clock) as m:
+def fast(place: str | Path, clock: Clock) -> Iterator[Memory]:
+    with _open(place, clock) as m:
         m.remember_many(
             [
                 {
@@ -72,8 +74,8 @@ def test_query_words_match_kuzu_tokenising() -> None:
 
 
 # --- channels ------------------------------------------------------------------------------
-def test_bm25_channel_alone(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "m", clock, embedder=None) as m:
+def test_bm25_channel_alone(place: str | Path, clock: Clock) -> None:
+    with _open(place, clock, embedder=None) as m:
         m.remember("The pottery class made a blue bowl.", session="a")
         m.remember("We went hiking near the lake.", session="b")
         hits = m.recall("pottery bowl", min_score=0)
@@ -90,9 +92,9 @@ def test_numbers_are_searchable(fast: Memory) -> None:
     assert hits[0].channels["bm25"] > 0
 
 
-def test_dense_channel_alone(tmp_path: Path, clock: Clock) -> None:
+def test_dense_channel_alone(place: str | Path, clock: Clock) -> None:
     emb = HashingEmbedder()
-    with _open(tmp_path / "m", clock, embedder=emb) as m:
+    with _open(place, clock, embedder=emb) as m:
         m.remember("pottery", session="a")
         m.remember("hiking", session="b")
         # words BM25 cannot see (stems differ), character n-grams can
@@ -153,8 +155,8 @@ def test_validation(fast: Memory) -> None:
 
 
 # --- time ----------------------------------------------------------------------------------
-def test_known_at_and_valid_at_filter_episodes(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "m", clock) as m:
+def test_known_at_and_valid_at_filter_episodes(place: str | Path, clock: Clock) -> None:
+    with _open(place, clock) as m:
         k1 = clock.tick()
         m.remember("The pottery class made a blue bowl.", occurred_at="2024-01-01T00:00:00Z")
         clock.tick(days=1)
@@ -182,8 +184,8 @@ def test_erase_removes_search_rows(fast: Memory) -> None:
 
 
 # --- model identity ------------------------------------------------------------------------
-def test_model_identity_is_enforced(tmp_path: Path, clock: Clock) -> None:
-    path = tmp_path / "m"
+def test_model_identity_is_enforced(place: str | Path, clock: Clock) -> None:
+    path = place
     with _open(path, clock) as m:
         m.remember("The pottery class made a blue bowl.")
     other = HashingEmbedder(ngrams=(3,))
@@ -199,8 +201,8 @@ def test_model_identity_is_enforced(tmp_path: Path, clock: Clock) -> None:
         assert m.recall("pottery bowl")
 
 
-def test_episodes_written_without_embedder_are_backfilled(tmp_path: Path, clock: Clock) -> None:
-    path = tmp_path / "m"
+def test_episodes_written_without_embedder_are_backfilled(place: str | Path, clock: Clock) -> None:
+    path = place
     with _open(path, clock, embedder=None) as m:
         m.remember("pottery")
     with _open(path, clock) as m:
@@ -209,9 +211,9 @@ def test_episodes_written_without_embedder_are_backfilled(tmp_path: Path, clock:
 
 # --- end to end with the real parts --------------------------------------------------------
 @pytest.fixture(scope="module")
-def moved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+def moved(module_places: Places) -> Iterator[Memory]:
     clock = Clock(utc("2030-01-01T00:00:00"))
-    with Memory.open(tmp_path_factory.mktemp("moved") / "m", clock=clock) as m:
+    with Memory.open(module_places(), clock=clock) as m:
         m.remember("I live in Melbourne.", occurred_at="2023-01-10T10:00:00Z", session="s1")
         clock.tick()
         m.remember("I moved to Sydney.", occurred_at="2024-06-01T10:00:00Z", session="s2")
@@ -269,9 +271,9 @@ def test_hit_is_frozen() -> None:
     assert np.isfinite(h.score)
 
 
-def test_a_named_speaker_own_turns_come_first(tmp_path: Path, clock: Clock) -> None:
+def test_a_named_speaker_own_turns_come_first(place: str | Path, clock: Clock) -> None:
     """ "what did Caroline paint?" prefers Caroline's own turn over Melanie's like one."""
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(place, clock) as mem:
         # every search row holds both names (a turn is indexed with the one before it)
         for n, (first, second) in enumerate((("Caroline", "Melanie"), ("Melanie", "Caroline"))):
             at = utc(f"2024-01-0{1 + n}T10:00")

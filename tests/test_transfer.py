@@ -17,13 +17,15 @@ import pytest
 from palimpsest import Conflict, Memory, ValidationError
 from palimpsest.transfer import parse_locomo, sniff
 
-from .conftest import Clock, utc
+from .conftest import Clock, Places, utc
+
+pytestmark = pytest.mark.every_store
 
 LOCOMO_EXCERPT = Path(__file__).resolve().parent / "data" / "locomo" / "locomo-conv-26-s1-2.json"
 SECRET = "ZEBRA-4471-secret"
 
 
-def _open(path: Path, clock: Clock) -> Memory:
+def _open(path: str | Path, clock: Clock) -> Memory:
     return Memory.open(path, clock=clock, extractor=None, embedder=None)
 
 
@@ -169,8 +171,10 @@ def _body(lines: list[str]) -> list[str]:
     return [json.dumps(head, sort_keys=True), *lines[1:]]
 
 
-def test_round_trip_restores_every_as_of_answer(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "a", clock) as mem:
+def test_round_trip_restores_every_as_of_answer(
+    tmp_path: Path, places: Places, clock: Clock
+) -> None:
+    with _open(places(), clock) as mem:
         ks = _build(mem, clock)
         files = {ns: tmp_path / f"{ns}.jsonl" for ns in ("default", "work")}
         for ns, f in files.items():
@@ -185,7 +189,7 @@ def test_round_trip_restores_every_as_of_answer(tmp_path: Path, clock: Clock) ->
     assert SECRET.encode() not in raw  # erased text: not in the export, not anywhere
     assert b"Mira says she adores jazz." in raw
     clock.tick(hours=1)
-    with _open(tmp_path / "b", clock) as other:
+    with _open(places(), clock) as other:
         for f in files.values():
             with f.open() as fh:
                 other.restore(fh)  # into the namespace it came from
@@ -219,8 +223,8 @@ def _episode_ids(lines: list[str]) -> list[str]:
     return [r["id"] for r in map(json.loads, lines) if r["record"] == "episode"]
 
 
-def test_restore_into_another_namespace_and_refusals(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "a", clock) as mem:
+def test_restore_into_another_namespace_and_refusals(places: Places, clock: Clock) -> None:
+    with _open(places(), clock) as mem:
         clock.tick()
         mem.assert_fact("user", "likes", "tea", valid_from="2024-01-01T00:00:00Z")
         lines = list(mem.export_lines())
@@ -231,17 +235,17 @@ def test_restore_into_another_namespace_and_refusals(tmp_path: Path, clock: Cloc
         with pytest.raises(Conflict, match="not empty"):
             mem.restore(lines)
         assert mem.stats(namespace="copy").assertions == 0
-    with _open(tmp_path / "b", clock) as other:
+    with _open(places(), clock) as other:
         other.restore(lines, namespace="elsewhere")
         assert [f.object for f in other.facts("user", "likes", namespace="elsewhere")] == ["tea"]
         assert other.facts("user", "likes") == []
 
 
-def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock: Clock) -> None:
+def test_restore_embeds_episodes_with_the_target_embedder(places: Places, clock: Clock) -> None:
     from palimpsest.recall.embedder import HashingEmbedder
 
     emb = HashingEmbedder()
-    with Memory.open(tmp_path / "a", clock=clock, extractor=None, embedder=emb) as mem:
+    with Memory.open(places(), clock=clock, extractor=None, embedder=emb) as mem:
         clock.tick()
         eps = mem.remember_many(
             [
@@ -252,7 +256,7 @@ def test_restore_embeds_episodes_with_the_target_embedder(tmp_path: Path, clock:
         lines = list(mem.export_lines())
     assert json.loads(lines[0])["embedder"] == emb.identity()
     assert '"emb"' not in "".join(lines)  # vectors are derived: not exported
-    with Memory.open(tmp_path / "b", clock=clock, extractor=None, embedder=emb) as other:
+    with Memory.open(places(), clock=clock, extractor=None, embedder=emb) as other:
         other.restore(lines)
         assert other._store.recall.stored_embeddings([e.id for e in eps]) == {e.id for e in eps}
         hits = other.recall("pet cat Pixel", k=1)
@@ -324,15 +328,17 @@ def _redefined(mem: Memory, clock: Clock) -> list[datetime]:
     return ks
 
 
-def test_round_trip_is_exact_across_predicate_redefinitions(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "a", clock) as mem:
+def test_round_trip_is_exact_across_predicate_redefinitions(
+    tmp_path: Path, places: Places, clock: Clock
+) -> None:
+    with _open(places(), clock) as mem:
         ks = _redefined(mem, clock)
         mem.export(tmp_path / "x.jsonl")
         lines = (tmp_path / "x.jsonl").read_text().splitlines()
         views = _views(mem, "default", ks)
         history = [f.model_dump(mode="json") for f in mem.history("user")]
     clock.tick(hours=1)
-    with _open(tmp_path / "b", clock) as other:
+    with _open(places(), clock) as other:
         other.restore(lines)
         after = _views(other, "default", ks)
         assert after.keys() == views.keys()
@@ -350,11 +356,11 @@ def test_round_trip_is_exact_across_predicate_redefinitions(tmp_path: Path, cloc
         ]
 
 
-def test_format_1_exports_still_import(tmp_path: Path, clock: Clock) -> None:
+def test_format_1_exports_still_import(places: Places, clock: Clock) -> None:
     """A file without version records: versions are rebuilt from the log with today's
     cardinalities, so what is believed now comes back (views known before a change
     read as if the predicate had always had today's cardinality)."""
-    with _open(tmp_path / "a", clock) as mem:
+    with _open(places(), clock) as mem:
         ks = _redefined(mem, clock)
         now = [
             (p, v, [f.object for f in mem.facts("user", p, valid_at=v)])
@@ -367,7 +373,7 @@ def test_format_1_exports_still_import(tmp_path: Path, clock: Clock) -> None:
     old[0]["version"] = 1
     old[0]["counts"].pop("version")
     old[-1]["counts"].pop("version")
-    with _open(tmp_path / "b", clock) as other:
+    with _open(places(), clock) as other:
         other.restore([json.dumps(r) for r in old])
         assert [
             (p, v, [f.object for f in other.facts("user", p, valid_at=v)])
@@ -388,23 +394,22 @@ def test_format_1_exports_still_import(tmp_path: Path, clock: Clock) -> None:
     ],
 )
 def test_bad_versions_are_refused(
-    tmp_path: Path, clock: Clock, field: str, value: str, message: str
+    places: Places, clock: Clock, field: str, value: str, message: str
 ) -> None:
-    recs = [json.loads(x) for x in _export_text(tmp_path, clock)]
+    recs = [json.loads(x) for x in _export_text(places, clock)]
     (i,) = [n for n, r in enumerate(recs) if r["record"] == "version"]
     recs[i][field] = value
-    with _open(tmp_path / "dst", clock) as mem:
+    with _open(places(), clock) as mem:
         with pytest.raises(ValidationError, match=f"line {i + 1}: .*{message}"):
             mem.restore([json.dumps(r) for r in recs])
         assert mem.stats().versions == 0
 
 
 def test_export_streams_and_a_failed_export_leaves_nothing(
-    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, places: Places, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palimpsest.graph import TransferStore
-
-    with _open(tmp_path / "a", clock) as mem:
+    with _open(places(), clock) as mem:
+        TransferStore = type(mem._store.transfer)  # the open store's slice, Kùzu or pg
         clock.tick()
         mem.assert_fact("user", "likes", "tea", valid_from="2024-01-01T00:00:00Z")
         buf = io.StringIO()
@@ -414,7 +419,7 @@ def test_export_streams_and_a_failed_export_leaves_nothing(
 
         real = TransferStore.stream
 
-        def failing(self: TransferStore, kind: str, ns: str) -> Any:
+        def failing(self: Any, kind: str, ns: str) -> Any:
             if kind == "version":
                 raise OSError("disk full")
             return real(self, kind, ns)
@@ -426,10 +431,10 @@ def test_export_streams_and_a_failed_export_leaves_nothing(
         mem.assert_fact("user", "likes", "jazz")  # and the lock was let go
 
 
-def test_namespaces_lists_those_holding_anything(tmp_path: Path, clock: Clock) -> None:
+def test_namespaces_lists_those_holding_anything(places: Places, clock: Clock) -> None:
     from palimpsest.errors import ClosedError
 
-    with _open(tmp_path / "a", clock) as mem:
+    with _open(places(), clock) as mem:
         assert mem.namespaces() == []
         mem.facts("user", "likes", namespace="peek")  # reading holds nothing
         clock.tick()
@@ -441,15 +446,15 @@ def test_namespaces_lists_those_holding_anything(tmp_path: Path, clock: Clock) -
         mem.erase(f.id, namespace="work")  # its tombstone stays
         assert "work" in mem.namespaces()
         lines = list(mem.export_lines(namespace="work"))
-    with _open(tmp_path / "b", clock) as other:
+    with _open(places(), clock) as other:
         other.restore(lines, namespace="copy")
         assert other.namespaces() == ["copy"]
     with pytest.raises(ClosedError):
         other.namespaces()
 
 
-def _export_text(tmp_path: Path, clock: Clock) -> list[str]:
-    with _open(tmp_path / "src", clock) as mem:
+def _export_text(places: Places, clock: Clock) -> list[str]:
+    with _open(places(), clock) as mem:
         clock.tick()
         mem.remember("I like tea.", session="s")
         mem.assert_fact("user", "likes", "tea", valid_from="2024-01-01T00:00:00Z")
@@ -477,28 +482,28 @@ def _export_text(tmp_path: Path, clock: Clock) -> list[str]:
     ],
 )
 def test_bad_export_files_name_the_line_and_write_nothing(
-    tmp_path: Path, clock: Clock, edit: Any, message: str
+    places: Places, clock: Clock, edit: Any, message: str
 ) -> None:
-    lines = edit(_export_text(tmp_path, clock))
-    with _open(tmp_path / "dst", clock) as mem:
+    lines = edit(_export_text(places, clock))
+    with _open(places(), clock) as mem:
         with pytest.raises(ValidationError, match=message):
             mem.restore(lines)
         s = mem.stats()
         assert (s.episodes, s.entities, s.assertions, s.versions, s.tombstones) == (0, 0, 0, 0, 0)
 
 
-def test_dangling_references_are_refused(tmp_path: Path, clock: Clock) -> None:
-    lines = _export_text(tmp_path, clock)
+def test_dangling_references_are_refused(places: Places, clock: Clock) -> None:
+    lines = _export_text(places, clock)
     recs = [json.loads(x) for x in lines]
     for r in recs:
         if r["record"] == "assertion":
             r["object_id"] = "en_nobody"
-    with _open(tmp_path / "dst", clock) as mem, pytest.raises(ValidationError, match="en_nobody"):
+    with _open(places(), clock) as mem, pytest.raises(ValidationError, match="en_nobody"):
         mem.restore([json.dumps(r) for r in recs])
 
 
 # --- importers ------------------------------------------------------------------------------
-def test_transcript_import_batches_and_reports_progress(tmp_path: Path, clock: Clock) -> None:
+def test_transcript_import_batches_and_reports_progress(places: Places, clock: Clock) -> None:
     turns = [
         {
             "speaker": "user" if i % 2 else "Mira",
@@ -510,7 +515,7 @@ def test_transcript_import_batches_and_reports_progress(tmp_path: Path, clock: C
     ]
     text = "\n".join(json.dumps(t) for t in turns) + "\n\n"
     seen: list[tuple[int, int]] = []
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(places(), clock) as mem:
         out = mem.import_transcript(io.StringIO(text), batch=3, progress=lambda *a: seen.append(a))
         assert out == {"episodes": 7, "facts": 0}
         assert seen == [(3, 7), (6, 7), (7, 7)]
@@ -535,10 +540,10 @@ def test_transcript_import_batches_and_reports_progress(tmp_path: Path, clock: C
     ],
 )
 def test_bad_transcripts_write_nothing(
-    tmp_path: Path, clock: Clock, line: str, message: str
+    places: Places, clock: Clock, line: str, message: str
 ) -> None:
     text = '{"text": "first turn", "timestamp": "2024-05-01T10:00:00Z"}\n' + line + "\n"
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(places(), clock) as mem:
         with pytest.raises(ValidationError, match=message):
             mem.import_transcript(text.splitlines())
         assert mem.stats().episodes == 0
@@ -567,7 +572,7 @@ def _locomo_sample() -> dict[str, Any]:
     }
 
 
-def test_locomo_import(tmp_path: Path, clock: Clock) -> None:
+def test_locomo_import(places: Places, clock: Clock) -> None:
     text = json.dumps([_locomo_sample()], indent=2)
     assert sniff(text.splitlines()[0]) == "locomo"
     items = parse_locomo(text)
@@ -578,7 +583,7 @@ def test_locomo_import(tmp_path: Path, clock: Clock) -> None:
     ]
     assert items[1]["text"] == "Look at this. [shares a photo of a dog]"
     assert items[1]["occurred_at"] == utc("2023-05-08T13:56:05")
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(places(), clock) as mem:
         assert mem.import_locomo(text) == {"episodes": 3, "facts": 0}
         hits = mem.recall("hiking", k=1, min_score=0)
         assert hits[0].source == "D2:1" and hits[0].speaker == "Caroline"
@@ -593,7 +598,7 @@ def test_locomo_bad_date_is_refused() -> None:
         parse_locomo(json.dumps(sample))
 
 
-def test_a_real_locomo_excerpt(tmp_path: Path, clock: Clock) -> None:
+def test_a_real_locomo_excerpt(places: Places, clock: Clock) -> None:
     """Real LoCoMo data, committed (`tests/data/locomo/`, CC BY-NC 4.0 with its
     licence): conv-26's first two sessions and the 20 questions answered there.
     Every turn is imported with its `dia_id` as the source, and recall (words only,
@@ -603,7 +608,7 @@ def test_a_real_locomo_excerpt(tmp_path: Path, clock: Clock) -> None:
     sample = json.loads(LOCOMO_EXCERPT.read_text())
     [conv] = sample
     turns = {t["dia_id"] for s in ("session_1", "session_2") for t in conv["conversation"][s]}
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(places(), clock) as mem:
         out = mem.import_locomo(LOCOMO_EXCERPT.read_text())
         assert out == {"episodes": len(turns), "facts": 0} and len(turns) == 35
         found = []
@@ -627,12 +632,12 @@ def test_sniffing() -> None:
     assert sniff("[") == "locomo"
 
 
-def test_graphml_export(tmp_path: Path, clock: Clock) -> None:
+def test_graphml_export(tmp_path: Path, places: Places, clock: Clock) -> None:
     import networkx as nx
 
     from palimpsest.transfer import write_graphml
 
-    with _open(tmp_path / "m", clock) as mem:
+    with _open(places(), clock) as mem:
         clock.tick()
         mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
         mem.assert_fact("Mira", "knows", "user", valid_from=None, valid_to="2025-01-01T00:00:00Z")
@@ -650,7 +655,7 @@ def test_graphml_export(tmp_path: Path, clock: Clock) -> None:
 SCRIPT = Path(sys.executable).parent / "palimpsest"
 
 
-def _cli(*args: str, path: Path, expect: int = 0, input: str | None = None) -> Any:
+def _cli(*args: str, path: str | Path, expect: int = 0, input: str | None = None) -> Any:
     base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "palimpsest.cli"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
     env["PALIMPSEST_OWNER"] = "off"  # the command opens the memory: no owner stays behind
@@ -666,8 +671,9 @@ def _cli(*args: str, path: Path, expect: int = 0, input: str | None = None) -> A
     return proc
 
 
-def test_cli_export_then_import_elsewhere(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "a", clock) as mem:
+def test_cli_export_then_import_elsewhere(tmp_path: Path, places: Places, clock: Clock) -> None:
+    a, b = places(), places()
+    with _open(a, clock) as mem:
         clock.tick()
         mem.define_predicate("mentors", cardinality="one")
         sydney = mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
@@ -677,45 +683,46 @@ def test_cli_export_then_import_elsewhere(tmp_path: Path, clock: Clock) -> None:
         mem.retract(sydney.id)
         mem.assert_fact("team", "uses", "Kuzu", namespace="work")
     out = tmp_path / "default.jsonl"
-    proc = _cli("export", "-o", str(out), path=tmp_path / "a")
+    proc = _cli("export", "-o", str(out), path=a)
     assert proc.stdout.startswith("exported ") and out.exists()
     # to stdout: the same records, the summary on stderr
-    piped = _cli("export", path=tmp_path / "a")
+    piped = _cli("export", path=a)
     assert _body(piped.stdout.splitlines()) == _body(out.read_text().splitlines())
     assert "exported" in piped.stderr
-    proc = _cli("import", str(out), "--json", path=tmp_path / "b")
+    proc = _cli("import", str(out), "--json", path=b)
     assert json.loads(proc.stdout)["format"] == "export"
-    with _open(tmp_path / "b", clock) as other:
+    with _open(b, clock) as other:
         at = {"valid_at": "2024-07-01T00:00:00Z"}
         assert [f.object for f in other.facts("user", "lives_in", **at)] == ["Melbourne"]
         before_retract = {**at, "known_at": sydney.recorded_at}
         assert [f.object for f in other.facts("user", "lives_in", **before_retract)] == ["Sydney"]
         assert other.predicate("mentors").cardinality == "one"
     # a second import into the same namespace is refused whole
-    again = _cli("import", str(out), path=tmp_path / "b", expect=2)
+    again = _cli("import", str(out), path=b, expect=2)
     assert again.stderr.startswith("error [conflict]:")
 
 
-def test_cli_bad_file_and_graphml(tmp_path: Path, clock: Clock) -> None:
-    with _open(tmp_path / "a", clock) as mem:
+def test_cli_bad_file_and_graphml(tmp_path: Path, places: Places, clock: Clock) -> None:
+    a, b = places(), places()
+    with _open(a, clock) as mem:
         clock.tick()
         mem.assert_fact("user", "lives_in", "Sydney", valid_from="2024-06-01T00:00:00Z")
         lines = list(mem.export_lines())
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([lines[0], lines[1], "{broken", *lines[2:]]) + "\n")
-    proc = _cli("import", str(bad), path=tmp_path / "b", expect=2)
+    proc = _cli("import", str(bad), path=b, expect=2)
     assert proc.stderr.startswith("error [invalid_input]: line 3: not JSON")
-    with _open(tmp_path / "b", clock) as other:
+    with _open(b, clock) as other:
         assert other.stats().assertions == 0
     g = tmp_path / "world.graphml"
     at = ["--valid-at", "2024-07-01T00:00:00Z", "--known-at", "2031-01-01T00:00:00Z"]
-    proc = _cli("export", "--graphml", str(g), *at, path=tmp_path / "a")
+    proc = _cli("export", "--graphml", str(g), *at, path=a)
     assert proc.stdout.strip() == f"wrote 2 nodes, 1 edges to {g}"
     assert b"lives_in" in g.read_bytes()
 
 
 def test_cli_mcp_memory_is_wired_to_the_compat_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, place: str | Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The compat module is another engineer's: a stand-in checks the wiring only."""
     from typer.testing import CliRunner
@@ -739,7 +746,7 @@ def test_cli_mcp_memory_is_wired_to_the_compat_module(
     src = tmp_path / "memory.json"
     src.write_text('{"type": "entity", "name": "Mira", "entityType": "person"}\n')
     runner = CliRunner()
-    path = str(tmp_path / "m")
+    path = str(place)
     res = runner.invoke(app, ["--path", path, "import", str(src), "-n", "w", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == {"format": "mcp-memory", "entities": 1, "relations": 0}
@@ -761,7 +768,7 @@ def _without_models(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cli_import_batch_is_the_library_default_unless_given(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, place: str | Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Facts go in transactions of `--batch` items; without it, of the import's default."""
     from typer.testing import CliRunner
@@ -786,7 +793,7 @@ def test_cli_import_batch_is_the_library_default_unless_given(
         )
     )
     runner = CliRunner()
-    path = str(tmp_path / "m")
+    path = str(place)
     res = runner.invoke(app, ["--path", path, "import", str(src), "-f", "facts"])
     assert res.exit_code == 0, res.output
     assert calls == [5]
@@ -797,7 +804,7 @@ def test_cli_import_batch_is_the_library_default_unless_given(
 
 
 def test_cli_transcript_and_locomo_import_with_progress(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, place: str | Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In-process (no models: the CLI's Memory.open is given extractor=None, embedder=None)."""
     from typer.testing import CliRunner
@@ -812,7 +819,7 @@ def test_cli_transcript_and_locomo_import_with_progress(
     src = tmp_path / "chat.jsonl"
     src.write_text("".join(json.dumps(t) + "\n" for t in turns))
     runner = CliRunner()
-    path = str(tmp_path / "m")
+    path = str(place)
     res = runner.invoke(app, ["--path", path, "import", str(src)])
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() == "imported (transcript): 1200 episodes, 0 facts"
@@ -825,7 +832,7 @@ def test_cli_transcript_and_locomo_import_with_progress(
 
 
 def test_cli_mcp_memory_round_trip_through_the_real_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, place: str | Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("palimpsest.mcp.memory_compat")
     from typer.testing import CliRunner
@@ -841,7 +848,7 @@ def test_cli_mcp_memory_round_trip_through_the_real_module(
         '{"type": "relation", "from": "Mira", "to": "Oslo", "relationType": "lives_in"}\n'
     )
     runner = CliRunner()
-    path = str(tmp_path / "m")
+    path = str(place)
     res = runner.invoke(app, ["--path", path, "import", str(src), "--json"])  # sniffed
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["format"] == "mcp-memory"
