@@ -82,6 +82,8 @@ def test_schemathesis_finds_nothing_against_a_real_server(tmp_path: Path) -> Non
     tested = re.search(r"Tested: (\d+)", summary)
     assert selected and tested, summary
     assert selected[1] == selected[2] == tested[1], summary  # every operation was reached
+    cases = re.search(r"(\d+) generated, (\d+) passed", summary)
+    assert cases and cases[1] == cases[2], summary  # 0 failures, every case counted as passed
 
 
 def test_bad_writes_store_nothing(tmp_path: Path) -> None:
