@@ -380,7 +380,7 @@ def test_import_cli_does_not_load_kuzu() -> None:
 HELP_VERBS = [
     "assert", "end", "retract", "erase", "remember", "define-predicate", "facts", "history",
     "recall", "entity", "snapshot", "changes", "predicates", "stats", "demo", "serve",
-    "import", "export", "consolidate", "unmerge", "reindex", "mcp", "token", "owner",
+    "import", "export", "consolidate", "unmerge", "reindex", "migrate", "mcp", "token", "owner",
 ]  # fmt: skip
 HEAVY = ("torch", "spacy", "sentence_transformers", "transformers")
 

@@ -23,6 +23,7 @@ owner (the database serves every process): `connect(url)` opens it in this proce
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import itertools
 import os
@@ -360,11 +361,12 @@ def connect(
     embedder load in this process): the database serves every process, no owner runs.
     """
     if is_database_url(path):
-        from ..memory import Memory
-
+        # by name: `memory` imports this package (a held directory's error), so a
+        # static import back would make a cycle; the engine loads only for a database
+        memory_class: type[Memory] = importlib.import_module("palimpsest.memory").Memory
         if models:
-            return Memory.open(path, namespace=namespace)
-        return Memory.open(path, namespace=namespace, extractor=None, embedder=None)
+            return memory_class.open(path, namespace=namespace)
+        return memory_class.open(path, namespace=namespace, extractor=None, embedder=None)
     return OwnerClient(
         path, namespace=namespace, models=models, start=start, idle_timeout=idle_timeout
     )
