@@ -59,13 +59,14 @@ if TYPE_CHECKING:
         Stats,
         Tombstone,
     )
-    from .owner.client import OwnerClient, connect
+    from .owner.client import OwnerClient
+    from .owner.connect import connect
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "Memory": "memory",
-    "connect": "owner.client",
+    "connect": "owner.connect",
     "OwnerClient": "owner.client",
     "UNSET": "memory",
     "Changes": "models",

@@ -227,7 +227,7 @@ def test_serve_and_its_dashboard_take_a_url(pg_url: str, tmp_path: Path) -> None
     app = create_app(
         pg_url, extractor=None, embedder=None, share=True, address=("127.0.0.1", 8765)
     )  # as `palimpsest serve` builds it
-    with TestClient(app) as client:
+    with TestClient(app, client=("127.0.0.1", 50000)) as client:
         r = client.post(
             "/v1/facts",
             json={"subject": "user", "predicate": "lives_in", "object": "Darwin",

@@ -26,14 +26,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import OwnerClient, connect
+    from .client import OwnerClient
     from .files import Holder, read_holder
 
-__all__ = ["Holder", "OwnerClient", "connect", "read_holder"]
+__all__ = ["Holder", "OwnerClient", "read_holder"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("OwnerClient", "connect"):
+    if name == "OwnerClient":
         from . import client
 
         return getattr(client, name)

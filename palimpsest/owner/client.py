@@ -23,7 +23,6 @@ owner (the database serves every process): `connect(url)` opens it in this proce
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import itertools
 import os
@@ -36,14 +35,11 @@ import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _names as names
 from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError, ValidationError
 from . import files, wire
-
-if TYPE_CHECKING:
-    from ..memory import Memory
 
 DEFAULT_IDLE = 600.0  # seconds an owner waits without a client before it stops
 START_TIMEOUT = 180.0  # an owner opening a large memory on a busy machine
@@ -340,36 +336,6 @@ class OwnerClient:
             if time.monotonic() >= until:
                 return False
             time.sleep(0.05)
-
-
-def connect(
-    path: str | Path = "palimpsest-data",
-    *,
-    namespace: str = "default",
-    models: bool = True,
-    start: bool = True,
-    idle_timeout: float = DEFAULT_IDLE,
-) -> OwnerClient | Memory:
-    """The memory at `path` through its owner process, started if none runs (`start`).
-
-    >>> mem = connect("palimpsest-data")
-    >>> mem.remember("I moved to Perth.")      # the owner extracts and embeds
-
-    `models` and `idle_timeout` apply to an owner this call starts: without
-    models its `remember` stores no facts and recall matches words only.
-    A `postgresql://` URL is opened here (`Memory.open`; with `models`, spaCy and the
-    embedder load in this process): the database serves every process, no owner runs.
-    """
-    if is_database_url(path):
-        # by name: `memory` imports this package (a held directory's error), so a
-        # static import back would make a cycle; the engine loads only for a database
-        memory_class: type[Memory] = importlib.import_module("palimpsest.memory").Memory
-        if models:
-            return memory_class.open(path, namespace=namespace)
-        return memory_class.open(path, namespace=namespace, extractor=None, embedder=None)
-    return OwnerClient(
-        path, namespace=namespace, models=models, start=start, idle_timeout=idle_timeout
-    )
 
 
 def no_owner(url: str) -> ValidationError:
