@@ -18,6 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from palimpsest.storage.columns import (
+    ASSERTION_COLUMNS,
+    ENTITY_COLUMNS,
+    EPISODE_COLUMNS,
+    FACT_COLUMNS,
+)
 from palimpsest.storage.rows import fact_order
 
 pytest.importorskip("psycopg")
@@ -66,62 +72,6 @@ PG_TABLES = (
     ' object_kind text COLLATE "C", origin text COLLATE "C", PRIMARY KEY (namespace, id))',
 )
 
-FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-)
-ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
-ASSERTION_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "op",
-    "object_id",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "seq",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-    "retracted_at",
-    "retract_reason",
-    "origin",
-)
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 # a grid of instants: stored times (starts, ends: whole hours apart) and asked times

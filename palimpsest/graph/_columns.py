@@ -3,7 +3,8 @@
     >>> FACT_COLUMNS[0]
     'id'
 
-COPY from Arrow and the packed slot state both depend on these orders.
+COPY from Arrow and the packed slot state both depend on these orders; they are the
+seam's row shapes (`storage/columns.py`), shared with every other backend.
 """
 
 from __future__ import annotations
@@ -11,66 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
-SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
-
-
-FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
+from ..storage.columns import (
+    ASSERTION_COLUMNS,
+    ENTITY_COLUMNS,
+    EPISODE_COLUMNS,
+    FACT_COLUMNS,
+    SLOT_COLUMNS,
 )
 
-ASSERTION_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "op",
-    "object_id",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "seq",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-    "retracted_at",
-    "retract_reason",
-    "origin",
-)
+__all__ = [
+    "ASSERTION_COLUMNS",
+    "CASTS",
+    "ENTITY_COLUMNS",
+    "EPISODE_COLUMNS",
+    "FACT_COLUMNS",
+    "SLOT_COLUMNS",
+    "assertion_row",
+    "fact_row",
+    "param_props",
+]
 
 # A parameter (or struct field) that is NULL is typed STRING by the binder, so every
 # nullable or list property is cast to its column type explicitly.

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ..storage.columns import ASSERTION_COLUMNS
 from ..storage.rows import Row
 from ._db import Database
-from ._transfer import ASSERTION_COLUMNS
 
 _WATERMARK = "consolidation.watermark\x1f"
 

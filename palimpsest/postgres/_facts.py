@@ -17,6 +17,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from ..storage.columns import FACT_COLUMNS, TOMBSTONE_COLUMNS
 from ..storage.rows import Row, fact_order
 from ._db import Database
 
@@ -32,27 +33,6 @@ DDL: tuple[str, ...] = (
 # the Fact columns in Kùzu's declaration order (graph/_columns.py FACT_COLUMNS): rows
 # come out as dicts keyed in this order, as Kùzu's do (a copy: importing graph/ would
 # load Kùzu)
-FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-)
-TOMBSTONE_COLUMNS = ("id", "namespace", "kind", "slot_id", "erased_at", "reason")
 _FACTS = ", ".join(FACT_COLUMNS)
 _TOMBS = ", ".join(TOMBSTONE_COLUMNS)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -17,38 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..storage.columns import ENTITY_COLUMNS, EPISODE_COLUMNS, PREDICATE_COLUMNS
 from ..storage.rows import Row
 from ._db import Database
 
 # Column orders as Kùzu declares them: a row is the same dict, key for key.
-PREDICATE_COLUMNS = (
-    "id",
-    "namespace",
-    "name",
-    "cardinality",
-    "aliases",
-    "inverse",
-    "object_kind",
-    "origin",
-)
-ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
 
 _T = 'text COLLATE "C"'
 DDL: tuple[str, ...] = (

@@ -40,6 +40,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ..errors import StoreError
+from ..storage.columns import EPISODE_COLUMNS
 from ..storage.rows import Row
 from ._db import Database
 from ._embeddings import EmbeddingStore
@@ -62,23 +63,6 @@ DDL: tuple[str, ...] = (
 META_EMBEDDER = "recall.embedder"
 NOT_SUPPORTED = "not supported by the PostgreSQL store"
 # the Kùzu store's Episode columns, in its order: what `episode_rows` and `predecessor` return
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
 _EPISODE = ", ".join(EPISODE_COLUMNS)
 # what ranking needs (`episodes`): the Arrow columns and types the Kùzu store returns
 EPISODES_SCHEMA = pa.schema(

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from ..errors import StoreError
+from ..storage.columns import ASSERTION_COLUMNS, FACT_COLUMNS, SLOT_COLUMNS
 from ..storage.rows import (
     SEP,
     FactWrite,
@@ -37,45 +38,6 @@ from ..storage.rows import (
 )
 from ._db import Database
 
-SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
-ASSERTION_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "op",
-    "object_id",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "seq",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-    "retracted_at",
-    "retract_reason",
-    "origin",
-)
-FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-)
 _TYPES = {
     "valid_from": "timestamptz",
     "valid_to": "timestamptz",

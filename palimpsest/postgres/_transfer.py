@@ -19,77 +19,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import StoreUnavailable
+from ..storage.columns import (
+    ASSERTION_COLUMNS,
+    ENTITY_COLUMNS,
+    EPISODE_COLUMNS,
+    FACT_COLUMNS,
+    PREDICATE_COLUMNS,
+    SLOT_COLUMNS,
+    TOMBSTONE_COLUMNS,
+)
 from ..storage.rows import Row
 from ._db import Database, _unavailable
-
-ENTITY_COLUMNS = ("id", "namespace", "key", "name", "type", "aliases", "created_at")
-EPISODE_COLUMNS = (
-    "id",
-    "namespace",
-    "text",
-    "speaker",
-    "author_kind",
-    "source",
-    "session",
-    "reply_to",
-    "occurred_at",
-    "recorded_at",
-    "fingerprint",
-    "importance",
-    "kind",
-    "quarantined",
-    "archived",
-)
-SLOT_COLUMNS = ("id", "namespace", "subject_id", "predicate", "subject")
-ASSERTION_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "op",
-    "object_id",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "seq",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-    "retracted_at",
-    "retract_reason",
-    "origin",
-)
-FACT_COLUMNS = (
-    "id",
-    "namespace",
-    "slot_id",
-    "assertion_id",
-    "subject_id",
-    "subject",
-    "predicate",
-    "object_id",
-    "object",
-    "statement",
-    "valid_from",
-    "valid_to",
-    "recorded_at",
-    "expired_at",
-    "confidence",
-    "author_kind",
-    "evidence",
-    "quarantined",
-)
-TOMBSTONE_COLUMNS = ("id", "namespace", "kind", "slot_id", "erased_at", "reason")
-PREDICATE_COLUMNS = (
-    "id",
-    "namespace",
-    "name",
-    "cardinality",
-    "aliases",
-    "inverse",
-    "object_kind",
-    "origin",
-)
 
 # Consolidation's records, recall's episode uses and the predicate-definition history:
 # Kùzu table -> (our table, {column: Kùzu type}), columns in Kùzu's declared order

@@ -33,7 +33,7 @@ def open_store(
         from ..postgres import Store as PgStore
         from ..postgres import check_url
 
-        return PgStore.open(check_url(str(location)), migrate=migrate)  # type: ignore[return-value]
+        return PgStore.open(check_url(str(location)), migrate=migrate)
     from ..graph import Store as KuzuStore
 
     return KuzuStore.open(Path(location), defaults=defaults)
