@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from .errors import InvalidName, TooLarge
 
+URL_SCHEMES = ("postgresql://", "postgres://")
 MAX_NAME = 512
 MAX_VALUE = 65_536  # bytes of UTF-8 in a value (an object of an object_kind="value" predicate)
 MAX_TEXT = 1_000_000  # characters in one episode
@@ -161,3 +162,14 @@ def check_text(value: object, *, field: str = "text", limit: int = MAX_TEXT) -> 
     if len(value) > limit:
         raise TooLarge(f"{field}: {len(value)} characters, more than {limit}", field=field)
     return value
+
+
+def is_database_url(location: object) -> bool:
+    """Whether a memory's location names a PostgreSQL database rather than a directory
+    (the one test every layer asks: the CLI and the owner's client without loading the
+    engine).
+
+    >>> is_database_url("postgresql://palimpsest@db:5432/mem"), is_database_url("data")
+    (True, False)
+    """
+    return isinstance(location, str) and location.startswith(URL_SCHEMES)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import typer
 
+from .._names import is_database_url
 from .format import fmt_iso
 
 if TYPE_CHECKING:
@@ -103,10 +104,8 @@ NamespaceOpt = Annotated[
 ]
 
 
-def is_url(path: str) -> bool:
-    """Whether --path names a PostgreSQL database (`storage.backends.is_database_url`,
-    without importing the engine: `--help` stays instant)."""
-    return path.startswith(("postgresql://", "postgres://"))
+# whether --path names a PostgreSQL database (no engine import: `--help` stays instant)
+is_url = is_database_url
 
 
 def shown(path: str) -> str:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _names as names
+from .._names import is_database_url as is_database_url  # owner.connect, run, mcp
 from ..errors import MemoryLocked, OwnerLost, OwnerUnavailable, PalimpsestError, ValidationError
 from . import files, wire
 
@@ -46,12 +47,6 @@ START_TIMEOUT = 180.0  # an owner opening a large memory on a busy machine
 HELLO_TIMEOUT = 30.0  # an owner that accepts a connection says hello at once
 _PATH_ARGS = {"export": ("target",)}  # arguments naming a file (relative: to this process)
 _ERROR_LINE = re.compile(r"^error \[([a-z_]+)\]: (.*)$")
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_database_url(location: object) -> bool:
-    """`storage.backends.is_database_url`, without importing the engine (a client stays light)."""
-    return isinstance(location, str) and location.startswith(URL_SCHEMES)
 
 
 class _Bye(Exception):

@@ -10,6 +10,6 @@ imported only when a store opens.
 """
 
 from ._db import check_url
-from ._store import URL_SCHEMES, Store, is_url
+from ._store import Store
 
-__all__ = ["URL_SCHEMES", "Store", "check_url", "is_url"]
+__all__ = ["Store", "check_url"]

@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from ..errors import StoreError, StoreUnavailable, ValidationError
@@ -313,7 +313,3 @@ def _unavailable() -> tuple[type[BaseException], ...]:
     from psycopg_pool import PoolTimeout
 
     return (psycopg.OperationalError, PoolTimeout)
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)

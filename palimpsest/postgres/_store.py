@@ -36,12 +36,6 @@ from ._transfer import TransferStore
 from ._use import UseStore
 from ._vectors import VectorStore
 
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(location: object) -> bool:
-    return isinstance(location, str) and location.startswith(URL_SCHEMES)
-
 
 class Store:
     """The PostgreSQL-backed store of one memory database."""
@@ -178,4 +172,4 @@ class Store:
         return self.db.clocks_in_write(self.clocks)
 
 
-__all__ = ["URL_SCHEMES", "WRITE_LOCK", "Store", "is_url"]
+__all__ = ["WRITE_LOCK", "Store"]

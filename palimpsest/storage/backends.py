@@ -12,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from .._names import is_database_url
 from . import Store
 
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_database_url(location: str | Path) -> bool:
-    """Whether `location` names a PostgreSQL database rather than a directory."""
-    return isinstance(location, str) and location.startswith(URL_SCHEMES)
+__all__ = ["is_database_url", "open_store"]
 
 
 def open_store(
