@@ -65,6 +65,17 @@ class FakeStore:
     def shared_clocks(self) -> None:
         return None  # one process writes (the Kùzu store's answer)
 
+    def latest_k(self) -> None:
+        return None
+
+    @property
+    def foreign_generation(self) -> int:
+        return 0
+
+    @property
+    def rollbacks(self) -> int:
+        return 0
+
     def predicates(self, ns: str) -> list[dict[str, Any]]:
         return list(self.stored_predicates)
 

@@ -111,8 +111,13 @@ class Context:
         return self.seq
 
     def now(self) -> datetime:
-        """The clock's reading, for defaults (`valid_at`, `known_at`)."""
-        return to_utc(self.clock(), name="clock")
+        """The clock's reading, for defaults (`valid_at`, `known_at`); where several
+        processes write the store, never before the latest K any of them recorded (a
+        worker whose clock is behind another's still reads that one's acknowledged
+        writes as known now)."""
+        now = to_utc(self.clock(), name="clock")
+        latest = self.store.latest_k()
+        return latest if latest is not None and latest > now else now
 
     def saved(self) -> Saved:
         return self.last_k, self.seq

@@ -4,12 +4,12 @@
     >>> ids.resolve("default", ["mira okafor", "sydney"])   # {key: entity id} of stored ones
     >>> ids.add("default", "jazz", "en_…", "Jazz")           # an entity this process created
 
-The engine owns its memory directory exclusively (one process; a lock file), so
-the map can be exact rather than a hint: every entity this process creates is
-added (`add`), every other path that writes Entity or EntityKey rows (merge,
-unmerge, erase, restore) drops it (`Events.names_changed`, `EntityIndex.forget`),
-and so does any write transaction that rolls back (`Database.rollbacks` moved
-since we looked).
+The map is exact rather than a hint while this process is the store's only
+writer: every entity this process creates is added (`add`), every other path that
+writes Entity or EntityKey rows (merge, unmerge, erase, restore) drops it
+(`Events.names_changed`, `EntityIndex.forget`), and so does any write transaction
+that rolls back (`Store.rollbacks` moved since we looked) or a write of another
+process on a shared store (`Store.foreign_generation` moved).
 
 Names are looked up in the store one by one (or one batch at a time) until a
 namespace has cost `PRELOAD_AFTER` lookups; then all its keys and names are
@@ -54,6 +54,7 @@ class NameMap:
         self._models = models  # (namespace, key) -> Entity read for a reader (`EntityIndex`)
         self._spaces: dict[str, _Space] = {}
         self._rollbacks = store.rollbacks
+        self._foreign = store.foreign_generation
 
     def forget(self) -> None:
         """Drop everything (the store changed names behind the map, or rolled back)."""
@@ -61,10 +62,15 @@ class NameMap:
         self.names.clear()
         self._models.clear()
         self._rollbacks = self._store.rollbacks
+        self._foreign = self._store.foreign_generation
 
     def _space(self, ns: str) -> _Space:
-        if self._store.rollbacks != self._rollbacks:
-            # entities created in a transaction that was then undone do not exist
+        # entities created in a transaction that was then undone do not exist; another
+        # process may have created (or merged) any name since we looked
+        if (
+            self._store.rollbacks != self._rollbacks
+            or self._store.foreign_generation != self._foreign
+        ):
             self.forget()
         space = self._spaces.get(ns)
         if space is None:

@@ -254,11 +254,15 @@ class Writer:
             o for p, (_, o) in pairs if o is not None and p["predicate"] not in exact
         ]
         values = [o for p, (_, o) in pairs if o is not None and p["predicate"] in exact]
+        foreign = ctx.store.foreign_generation
         known = ents.prefetch(ns, plain, values)
         entities: list[dict[str, Any]] = []
         saved = ctx.saved()
         try:
             with ctx.store.write():
+                if ctx.store.foreign_generation != foreign:
+                    # another process wrote between the lookup and the write lock
+                    known = ents.prefetch(ns, plain, values)
                 k = ctx.tick() if k is None else k
                 slots: dict[str, dict[str, Any]] = {}
                 assertions: list[dict[str, Any]] = []

@@ -122,6 +122,11 @@ class Store:
         return self.db.generation
 
     @property
+    def foreign_generation(self) -> int:
+        """0: one process holds the directory, nobody else writes it."""
+        return 0
+
+    @property
     def fact_generation(self) -> int:
         """Changes only when a write may have changed a fact version (`_changes.py`)."""
         return self.db.facts.generation
@@ -182,6 +187,10 @@ class Store:
         t = self.db.query("MATCH (t:Tombstone) RETURN max(t.erased_at) AS r")[0]
         times = [x for x in (a["r"], a["x"], e["r"], t["r"]) if x is not None]
         return (max(times) if times else None), int(a["s"] or 0)
+
+    def latest_k(self) -> datetime | None:
+        """None: one process holds the directory, its context's clock is the only one."""
+        return None
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
         """None: one process holds the directory, its context's clocks are current."""

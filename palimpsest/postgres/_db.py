@@ -108,6 +108,9 @@ class Database:
         self._blind = False  # ... outside a declared scope (its delta is unknown)
         self._scoped = False
         self._clocks: tuple[datetime | None, int] | None = None
+        self._seen: int | None = None  # the change sequence as this process last saw it
+        self._foreign = 0  # writes of other processes noticed (`foreign_generation`)
+        self._seen_lock = threading.Lock()
 
     @classmethod
     def open(cls, url: str, *, max_size: int = POOL_MAX) -> Database:
@@ -232,10 +235,11 @@ class Database:
         touched = self._touched
         row = conn.execute(
             "UPDATE store_clock SET change_seq = change_seq + 1,"
-            " fact_seq = fact_seq + %s WHERE id = 1 RETURNING fact_seq",
+            " fact_seq = fact_seq + %s WHERE id = 1 RETURNING change_seq, fact_seq",
             (1 if touched else 0,),
         ).fetchone()
         conn.execute("COMMIT")
+        self._saw(int(row["change_seq"]), own=True)
         if touched:
             known = not self._blind and len(self._reported) == 1
             delta = self._reported[0] if known else None
@@ -250,6 +254,21 @@ class Database:
         if not rows:
             return 0, 0
         return int(rows[0]["change_seq"]), int(rows[0]["fact_seq"])
+
+    def _saw(self, change_seq: int, *, own: bool = False) -> None:
+        """Count a change this process did not make: the sequence moved past what we
+        saw other than by our own commit (which moves it by exactly one)."""
+        with self._seen_lock:
+            seen = self._seen
+            if seen is not None and change_seq != seen and not (own and change_seq == seen + 1):
+                self._foreign += 1
+            self._seen = change_seq if seen is None else max(seen, change_seq)
+
+    @property
+    def foreign_generation(self) -> int:
+        """Moves when another process has committed a write since this one last looked."""
+        self._saw(self.seqs()[0])
+        return self._foreign
 
     @property
     def generation(self) -> int:

@@ -129,6 +129,10 @@ class Store:
     def fact_generation(self) -> int:
         return self.db.fact_generation
 
+    @property
+    def foreign_generation(self) -> int:
+        return self.db.foreign_generation
+
     def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
         return self.db.facts_since(generation)
 
@@ -162,6 +166,12 @@ class Store:
         )[0]
         times = [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
         return (max(times) if times else None), int(r["s"] or 0)
+
+    def latest_k(self) -> datetime | None:
+        """The latest transaction time any process recorded (inside a write: as it
+        found them, read once)."""
+        shared = self.shared_clocks()
+        return (shared if shared is not None else self.clocks())[0]
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
         """Inside a write: the clocks as every process has moved them (read once per

@@ -147,6 +147,13 @@ class Store(Protocol):
         ...
 
     @property
+    def foreign_generation(self) -> int:
+        """Moves when another process has written the store since this one last asked
+        (never, where one process holds it): in-process copies that assume this process
+        is the only writer (the name map) start again."""
+        ...
+
+    @property
     def fact_generation(self) -> int:
         """Changes only when a write may have changed a fact version."""
         ...
@@ -170,6 +177,11 @@ class Store(Protocol):
 
     def clocks(self) -> tuple[datetime | None, int]:
         """The latest transaction time stored anywhere, and the highest sequence number."""
+        ...
+
+    def latest_k(self) -> datetime | None:
+        """Where several processes write the store: the latest transaction time any of
+        them recorded (what "now" may not precede). None where only this process writes."""
         ...
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
