@@ -513,3 +513,29 @@ def test_every_cache_a_write_invalidates_is_told_through_the_events(tmp_path: Pa
         assert restored == ["names", "copy"]
     with pytest.raises(ClosedError):
         mem.facts()
+
+
+class SharedClocks(FakeStore):
+    """A store several processes write: its clocks as the others left them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared: tuple[datetime | None, int] = (None, 0)
+
+    def shared_clocks(self) -> tuple[datetime | None, int]:  # type: ignore[override]
+        return self.shared
+
+
+def test_a_transaction_time_comes_strictly_after_another_processes() -> None:
+    """A clock behind (or equal to) another process's K stamps one microsecond after it:
+    two processes never share a K, so neither's version is superseded at its own K.
+    The process's own last K may repeat (its clock did not move)."""
+    store, clock = SharedClocks(), Clock(T0 - timedelta(hours=1))
+    ctx = Context(store, clock=clock, namespace="default")  # type: ignore[arg-type]
+    store.shared = (T0, 5)
+    assert ctx.tick() == T0 + timedelta(microseconds=1) and ctx.next_seq() == 6
+    store.shared = (ctx.last_k, 6)  # its own write is the latest: no step
+    assert ctx.tick() == T0 + timedelta(microseconds=1)
+    clock.now = T0 + timedelta(seconds=1)  # a clock ahead of everyone's K is used as read
+    store.shared = (T0 + timedelta(microseconds=3), 9)
+    assert ctx.tick() == clock.now and ctx.next_seq() == 10

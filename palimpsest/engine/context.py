@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .. import _names as names
 from .._time import Clock, to_utc
@@ -24,6 +24,7 @@ from ..errors import ClosedError
 from ..storage import Store
 
 Saved = tuple[datetime | None, int]  # (last K, last seq)
+TICK = timedelta(microseconds=1)  # the finest step both stores keep
 
 
 class Context:
@@ -45,6 +46,7 @@ class Context:
         self.lock = threading.RLock()
         self.last_k = last_k
         self.seq = seq
+        self._mine: datetime | None = None  # the last K this process stamped
         self.closed = False
 
     @classmethod
@@ -94,15 +96,20 @@ class Context:
         now = to_utc(self.clock(), name="clock")
         if self.last_k is not None and now < self.last_k:
             now = self.last_k
-        self.last_k = now
+        self.last_k = self._mine = now
         return now
 
     def _sync(self) -> None:
         shared = self.store.shared_clocks()
         if shared is not None:
             last, seq = shared
-            if last is not None and (self.last_k is None or last > self.last_k):
-                self.last_k = last
+            if last is not None and last != self._mine:
+                # another process's K: ours comes strictly after it, else a version it
+                # wrote (and acknowledged) would be superseded at its own K and vanish
+                # from history, as if never believed (a clock behind always lands there)
+                after = last + TICK
+                if self.last_k is None or after > self.last_k:
+                    self.last_k = after
             self.seq = max(self.seq, seq)
 
     def next_seq(self) -> int:
