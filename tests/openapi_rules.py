@@ -9,11 +9,16 @@ server refuses a reversed window with 422 `invalid_window`. Generated *valid* re
 are kept to that rule here, so `positive_data_acceptance` still fails on every other
 422. Invalid (negative) requests are left as generated: their windows may be reversed.
 
+An `Idempotency-Key` names one request: the same key with another body is refused (422
+`idempotency_key_reused`, as the IETF draft asks). The generator reuses its few short
+keys across operations, so a valid request's key is made its own before it is sent.
+
 Loaded through `hooks` in tests/schemathesis.toml (tests/test_api_openapi.py).
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,6 +66,16 @@ def filter_case(ctx: Any, case: Any) -> bool:
         until = _time(query.get("until")) if "until" in query else datetime.now(UTC)
         return not _reversed(_time(query.get("since")), until, allow_empty=True)
     return True
+
+
+@schemathesis.hook
+def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or not case.headers:
+        return
+    for name in list(case.headers):
+        if name.lower() == "idempotency-key":
+            case.headers[name] = f"st-{uuid.uuid4().hex}"
 
 
 @schemathesis.check

@@ -192,6 +192,20 @@ def test_erase_removes_the_fact_from_every_view(mem_path: Path) -> None:
 
 
 # --- errors -----------------------------------------------------------------------------------
+def test_a_write_run_again_with_its_idempotency_key_prints_the_first_outcome(
+    mem_path: Path,
+) -> None:
+    key = ("--idempotency-key", "req-1")
+    first = run_json("assert", "user", "likes", "jazz", *key, path=mem_path)
+    assert run_json("assert", "user", "likes", "jazz", *key, path=mem_path) == first
+    assert [f["id"] for f in run_json("history", "user", path=mem_path)] == [first["id"]]
+    reused = run("assert", "user", "likes", "tea", *key, path=mem_path, expect=2)
+    assert reused.stderr.startswith("error [idempotency_key_reused]:")
+    ep = run_json("remember", "We met at the harbour.", "--idempotency-key", "e", path=mem_path)
+    again = run_json("remember", "We met at the harbour.", "--idempotency-key", "e", path=mem_path)
+    assert again == ep and run_json("stats", path=mem_path)["episodes"] == 1
+
+
 def test_naive_datetime_is_rejected_with_exit_2_and_nothing_stored(mem_path: Path) -> None:
     proc = run(
         "assert",

@@ -86,12 +86,18 @@ class RemoteMemory:
         return self._send("GET", url, None, params)
 
     def _send(
-        self, method: str, url: str, body: dict[str, Any] | None, params: dict[str, Any]
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any] | None,
+        params: dict[str, Any],
+        key: str | None = None,
     ) -> Any:
         query = {k: v for k, v in params.items() if v is not None}
         query["namespace"] = self.namespace
+        headers = {} if key is None else {"Idempotency-Key": key}
         try:
-            r = self._http.request(method, url, params=query, json=body)
+            r = self._http.request(method, url, params=query, json=body, headers=headers)
         except httpx.HTTPError:
             raise self.held(" (it did not answer)") from None
         if r.status_code in (401, 403):
@@ -120,6 +126,7 @@ class RemoteMemory:
         author_kind: str = "user",
         evidence: Sequence[str] = (),
         occurred_at: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Fact:
         body: dict[str, Any] = {
             "subject": subject,
@@ -133,28 +140,39 @@ class RemoteMemory:
         }
         if valid_from is not UNSET:  # left out: the statement's time; None: since always
             body["valid_from"] = valid_from
-        return Fact.model_validate(self._send("POST", "/v1/facts", body, {}))
+        return Fact.model_validate(self._send("POST", "/v1/facts", body, {}, idempotency_key))
 
     def end_fact(
-        self, subject: str, predicate: str, object: str | None = None, *, at: Any = UNSET
+        self,
+        subject: str,
+        predicate: str,
+        object: str | None = None,
+        *,
+        at: Any = UNSET,
+        idempotency_key: str | None = None,
     ) -> Fact:
         body = {"subject": subject, "predicate": predicate, "object": object}
         if at is not UNSET:
             body["at"] = at
-        return Fact.model_validate(self._send("POST", "/v1/facts:end", body, {}))
+        return Fact.model_validate(self._send("POST", "/v1/facts:end", body, {}, idempotency_key))
 
-    def retract(self, fact_id: str, *, reason: str | None = None) -> Fact:
+    def retract(
+        self, fact_id: str, *, reason: str | None = None, idempotency_key: str | None = None
+    ) -> Fact:
         url = f"/v1/facts/{quote(fact_id, safe='')}:retract"
-        return Fact.model_validate(self._send("POST", url, {"reason": reason}, {}))
+        return Fact.model_validate(self._send("POST", url, {"reason": reason}, {}, idempotency_key))
 
-    def erase(self, item_id: str, *, reason: str | None = None) -> list[Tombstone]:
+    def erase(
+        self, item_id: str, *, reason: str | None = None, idempotency_key: str | None = None
+    ) -> list[Tombstone]:
         url = "/v1/items/" + quote(item_id, safe="")
-        rows = self._send("DELETE", url, None, {"reason": reason})
+        rows = self._send("DELETE", url, None, {"reason": reason}, idempotency_key)
         return [Tombstone.model_validate(t) for t in rows]
 
-    def remember(self, text: str, **fields: Any) -> Episode:
+    def remember(self, text: str, idempotency_key: str | None = None, **fields: Any) -> Episode:
         body = {"text": text, **{k: v for k, v in fields.items() if v is not None}}
-        return Episode.model_validate(self._send("POST", "/v1/episodes", body, {}))
+        sent = self._send("POST", "/v1/episodes", body, {}, idempotency_key)
+        return Episode.model_validate(sent)
 
     def define_predicate(
         self,
@@ -164,6 +182,7 @@ class RemoteMemory:
         aliases: Sequence[str] = (),
         inverse: str | None = None,
         object_kind: str = "entity",
+        idempotency_key: str | None = None,
     ) -> Predicate:
         body = {
             "cardinality": cardinality,
@@ -172,7 +191,7 @@ class RemoteMemory:
             "object_kind": object_kind,
         }
         url = "/v1/predicates/" + quote(name, safe="")
-        return Predicate.model_validate(self._send("PUT", url, body, {}))
+        return Predicate.model_validate(self._send("PUT", url, body, {}, idempotency_key))
 
     # --- the reads --------------------------------------------------------------------------------
     def facts(

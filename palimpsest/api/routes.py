@@ -42,7 +42,15 @@ from .schemas import (
     RetractRequest,
 )
 from .security import Reader, Writer
-from .shapes import QUERY_SHAPE, SHAPES, check_name, check_predicate, check_time, enforced
+from .shapes import (
+    QUERY_SHAPE,
+    SHAPES,
+    IdempotencyKey,
+    check_name,
+    check_predicate,
+    check_time,
+    enforced,
+)
 
 router = APIRouter(prefix="/v1")
 
@@ -115,17 +123,19 @@ def stats(access: Reader) -> Stats:
 
 # --- episodes ------------------------------------------------------------------------------------
 @router.post("/episodes", response_model=Episode, status_code=201, tags=["episodes"])
-def remember(body: RememberRequest, access: Writer) -> Episode:
+def remember(body: RememberRequest, access: Writer, key: IdempotencyKey = None) -> Episode:
     """Store one memory as it arrived, and the facts read from it (idempotent)."""
-    return access.memory.remember(**body.model_dump(), namespace=access.namespace)
+    return access.memory.remember(
+        **body.model_dump(), namespace=access.namespace, idempotency_key=key
+    )
 
 
 @router.post("/episodes:batch", response_model=list[Episode], status_code=201, tags=["episodes"])
-def remember_many(body: RememberBatch, access: Writer) -> list[Episode]:
+def remember_many(body: RememberBatch, access: Writer, key: IdempotencyKey = None) -> list[Episode]:
     """Many episodes in one transaction."""
     _check_batch(len(body.items))
     return access.memory.remember_many(
-        [i.model_dump() for i in body.items], namespace=access.namespace
+        [i.model_dump() for i in body.items], namespace=access.namespace, idempotency_key=key
     )
 
 
@@ -137,25 +147,28 @@ def episode(episode_id: Annotated[str, Path(max_length=200)], access: Reader) ->
 
 # --- facts: writes -------------------------------------------------------------------------------
 @router.post("/facts", response_model=Fact, status_code=201, tags=["facts"])
-def assert_fact(body: AssertRequest, access: Writer) -> Fact:
+def assert_fact(body: AssertRequest, access: Writer, key: IdempotencyKey = None) -> Fact:
     """Record that subject-predicate-object holds over [valid_from, valid_to)."""
-    return access.memory.assert_many([body.item()], namespace=access.namespace)[0]
+    mem = access.memory
+    return mem.assert_many([body.item()], namespace=access.namespace, idempotency_key=key)[0]
 
 
 @router.post("/facts:batch", response_model=list[Fact], status_code=201, tags=["facts"])
-def assert_many(body: AssertBatch, access: Writer) -> list[Fact]:
+def assert_many(body: AssertBatch, access: Writer, key: IdempotencyKey = None) -> list[Fact]:
     """Many assertions in one transaction."""
     _check_batch(len(body.items))
-    return access.memory.assert_many([i.item() for i in body.items], namespace=access.namespace)
+    return access.memory.assert_many(
+        [i.item() for i in body.items], namespace=access.namespace, idempotency_key=key
+    )
 
 
 @router.post("/facts:end", response_model=Fact, status_code=201, tags=["facts"])
-def end_fact(body: EndRequest, access: Writer) -> Fact:
+def end_fact(body: EndRequest, access: Writer, key: IdempotencyKey = None) -> Fact:
     """Record "no longer": what holds at `at` stops holding from then (`applied` says if)."""
     kwargs: dict[str, Any] = body.model_dump(exclude={"at"})
     if body.at is not None:
         kwargs["at"] = body.at
-    return access.memory.end_fact(**kwargs, namespace=access.namespace)
+    return access.memory.end_fact(**kwargs, namespace=access.namespace, idempotency_key=key)
 
 
 @router.post("/facts/{fact_id}:retract", response_model=Fact, tags=["facts"])
@@ -163,10 +176,13 @@ def retract(
     fact_id: Annotated[str, Path(max_length=200)],
     access: Writer,
     body: RetractRequest | None = None,
+    key: IdempotencyKey = None,
 ) -> Fact:
     """Withdraw an assertion from now on; views known before now still see it."""
     reason = body.reason if body else None
-    return access.memory.retract(fact_id, reason=reason, namespace=access.namespace)
+    return access.memory.retract(
+        fact_id, reason=reason, namespace=access.namespace, idempotency_key=key
+    )
 
 
 @router.delete("/items/{item_id}", response_model=list[Tombstone], tags=["facts", "episodes"])
@@ -174,9 +190,12 @@ def erase(
     item_id: Annotated[str, Path(max_length=200)],
     access: Writer,
     reason: Annotated[str | None, Query(max_length=2000)] = None,
+    key: IdempotencyKey = None,
 ) -> list[Tombstone]:
     """Privacy erasure of a fact or an episode at every known-at time; returns tombstones."""
-    return access.memory.erase(item_id, reason=reason, namespace=access.namespace)
+    return access.memory.erase(
+        item_id, reason=reason, namespace=access.namespace, idempotency_key=key
+    )
 
 
 # --- facts: reads --------------------------------------------------------------------------------
@@ -257,6 +276,7 @@ def define_predicate(
     ],
     body: PredicateRequest,
     access: Writer,
+    key: IdempotencyKey = None,
 ) -> Predicate:
     """Add a predicate or override one (a cardinality change re-reads its facts)."""
     return access.memory.define_predicate(
@@ -266,6 +286,7 @@ def define_predicate(
         inverse=body.inverse,
         object_kind=body.object_kind,
         namespace=access.namespace,
+        idempotency_key=key,
     )
 
 

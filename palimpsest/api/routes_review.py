@@ -23,7 +23,7 @@ from ..models import ConsolidationChange, Fact, QuarantinedFact
 from .routes import Limit, Offset
 from .schemas import Page
 from .security import Reader, Writer
-from .shapes import NOT_BLANK
+from .shapes import NOT_BLANK, IdempotencyKey
 
 router = APIRouter(prefix="/v1")
 
@@ -77,15 +77,23 @@ def quarantine(caller: Reader, limit: Limit = 50, offset: Offset = 0) -> dict[st
 
 
 @router.post("/facts/{fact_id}:promote", response_model=Fact, status_code=201, tags=["review"])
-def promote(fact_id: FactId, body: ReviewRequest, caller: Writer) -> Fact:
+def promote(
+    fact_id: FactId, body: ReviewRequest, caller: Writer, key: IdempotencyKey = None
+) -> Fact:
     """Promote a quarantined claim: a new trusted assertion; the claim is retracted."""
-    return caller.memory.promote(fact_id, reason=body.reason, namespace=caller.namespace)
+    return caller.memory.promote(
+        fact_id, reason=body.reason, namespace=caller.namespace, idempotency_key=key
+    )
 
 
 @router.post("/facts/{fact_id}:reject", response_model=Fact, tags=["review"])
-def reject(fact_id: FactId, body: ReviewRequest, caller: Writer) -> Fact:
+def reject(
+    fact_id: FactId, body: ReviewRequest, caller: Writer, key: IdempotencyKey = None
+) -> Fact:
     """Reject a quarantined claim: it is retracted with the reason."""
-    return caller.memory.reject(fact_id, reason=body.reason, namespace=caller.namespace)
+    return caller.memory.reject(
+        fact_id, reason=body.reason, namespace=caller.namespace, idempotency_key=key
+    )
 
 
 @router.get("/merges", response_model=list[Merge], tags=["review"])

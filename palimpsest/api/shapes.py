@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Header
 from pydantic import AfterValidator, ValidationInfo
 
 from .. import _names as names
@@ -138,3 +139,21 @@ def enforced(check: Check, field: str | None = None) -> AfterValidator:
         return check(value, field or info.field_name or "value")
 
     return AfterValidator(run)
+
+
+# An Idempotency-Key header (IETF draft): visible ASCII, inner spaces allowed, at most the
+# engine's 255 characters (what a header can carry; HTTP strips outer spaces).
+KEY_PATTERN = "^[!-~]([ -~]{0,253}[!-~])?$"
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        max_length=255,
+        pattern=KEY_PATTERN,
+        description=(
+            "Retry a write with the same key after a lost answer, on any server: the first"
+            " outcome comes back and nothing is written twice. The same key with another"
+            " request: 422 `idempotency_key_reused`."
+        ),
+    ),
+]

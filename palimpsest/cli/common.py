@@ -98,6 +98,15 @@ KnownAtOpt = Annotated[
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why (kept in the record).")]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--idempotency-key",
+        metavar="KEY",
+        help="Run again with the same key after a lost answer: the first outcome is printed"
+        " and nothing is written twice.",
+    ),
+]
 NamespaceOpt = Annotated[
     str | None,
     typer.Option("--namespace", "-n", metavar="NAME", help="Namespace (default: the global one)."),

@@ -13,6 +13,7 @@ import typer
 from .common import (
     AUTHOR_KINDS,
     JsonOpt,
+    KeyOpt,
     ReasonOpt,
     dump_json,
     echo,
@@ -58,6 +59,7 @@ def assert_cmd(
         typer.Option("--occurred-at", metavar="T", help="When it was said (the default --from)."),
     ] = None,
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Record that SUBJECT PREDICATE OBJECT holds (prints the fact id)."""
     with open_memory(ctx) as mem:
@@ -71,6 +73,7 @@ def assert_cmd(
             author_kind=author_kind,  # type: ignore[arg-type]  # the engine validates it
             evidence=evidence or [],
             occurred_at=occurred_at,
+            idempotency_key=idempotency_key,
         )
     if as_json:
         dump_json(fact.model_dump(mode="json"))
@@ -92,10 +95,13 @@ def end_cmd(
         None
     ),
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Record "no longer": SUBJECT PREDICATE [OBJECT] stops holding at --at."""
     with open_memory(ctx) as mem:
         kwargs: dict[str, Any] = {} if at is None else {"at": at}
+        if idempotency_key is not None:
+            kwargs["idempotency_key"] = idempotency_key
         fact = mem.end_fact(subject, predicate, object, **kwargs)
     if as_json:
         dump_json(fact.model_dump(mode="json"))
@@ -111,10 +117,11 @@ def retract_cmd(
     id: Annotated[str, typer.Argument(help="A fact id (from assert, facts or history).")],
     reason: ReasonOpt = None,
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Withdraw an assertion from now on; views known before now still see it."""
     with open_memory(ctx, create=False) as mem:
-        fact = mem.retract(id, reason=reason)
+        fact = mem.retract(id, reason=reason, idempotency_key=idempotency_key)
     if as_json:
         dump_json(fact.model_dump(mode="json"))
         return
@@ -126,10 +133,11 @@ def erase_cmd(
     id: Annotated[str, typer.Argument(help="A fact id or an episode id.")],
     reason: ReasonOpt = None,
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Privacy deletion: remove a fact or an episode from every view; a tombstone remains."""
     with open_memory(ctx, create=False) as mem:
-        tombs = mem.erase(id, reason=reason)
+        tombs = mem.erase(id, reason=reason, idempotency_key=idempotency_key)
     if as_json:
         dump_json(models_json(tombs))
         return
@@ -152,6 +160,7 @@ def remember_cmd(
         typer.Option("--author-kind", help="Default: user for the user, else third_party."),
     ] = None,
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Store one episode as it arrived (prints the episode id)."""
     body = read_text_arg(text)
@@ -163,6 +172,7 @@ def remember_cmd(
             occurred_at=occurred_at,
             session=session,
             source=source,
+            idempotency_key=idempotency_key,
         )
     if as_json:
         dump_json(ep.model_dump(mode="json"))
@@ -185,6 +195,7 @@ def define_predicate_cmd(
         str, typer.Option("--object-kind", help="entity (a thing) or value (a literal).")
     ] = "entity",
     as_json: JsonOpt = False,
+    idempotency_key: KeyOpt = None,
 ) -> None:
     """Add a predicate to the vocabulary, or override one."""
     with open_memory(ctx) as mem:
@@ -194,6 +205,7 @@ def define_predicate_cmd(
             aliases=alias or [],
             inverse=inverse,
             object_kind=object_kind,  # type: ignore[arg-type]
+            idempotency_key=idempotency_key,
         )
     if as_json:
         dump_json(pred.model_dump(mode="json"))
