@@ -126,6 +126,25 @@ def test_an_unreachable_database_is_store_unavailable_without_its_password(
     assert "hunter2" not in out + err
 
 
+def test_a_url_naming_a_primary_and_its_standby_opens_the_one_that_answers(
+    pg_url: str,
+) -> None:
+    """libpq's multi-host form (a failover pair): tried in order, the first that answers
+    and accepts writes serves; a port that is not a number is still refused."""
+    from .pg_server import free_port
+
+    head, _, tail = pg_url.rpartition("@")
+    hostport, _, rest = tail.partition("/")
+    down = f"127.0.0.1:{free_port()}"  # the failed primary: nothing listens
+    url = f"{head}@{down},{hostport}/{rest}?target_session_attrs=read-write"
+    with open_plain(url) as mem:
+        mem.assert_fact("user", "lives_in", "Lisbon")
+    with open_plain(pg_url) as mem:
+        assert [f.object for f in mem.facts("user", "lives_in")] == ["Lisbon"]
+    with pytest.raises(ValidationError, match="not a number"):
+        open_plain(f"{head}@{hostport},127.0.0.1:x/{rest}")
+
+
 # --- Memory.open, palimpsest.connect ---------------------------------------------------------
 def test_memory_location_is_the_url_without_its_password(pg_url: str) -> None:
     with open_plain(pg_url) as mem:

@@ -71,6 +71,8 @@ def check_url(url: str) -> str:
 
     >>> check_url("postgresql://palimpsest:secret@db:5432/mem")
     'postgresql://palimpsest:secret@db:5432/mem'
+    >>> check_url("postgresql://palimpsest@db1:5432,db2:5432/mem?target_session_attrs=read-write")
+    'postgresql://palimpsest@db1:5432,db2:5432/mem?target_session_attrs=read-write'
     """
     import re
     from urllib.parse import urlsplit
@@ -79,8 +81,11 @@ def check_url(url: str) -> str:
 
     shape = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE]"
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+        hosts = urlsplit(url).netloc.rpartition("@")[2]
+        for host in hosts.split(","):  # libpq's multi-host form: a primary and its standby
+            port = host.rpartition("]")[2].partition(":")[2]
+            if port and not (port.isdigit() and 0 < int(port) < 65536):
+                raise ValueError(f"port {port!r} is not a number from 1 to 65535")
         conninfo_to_dict(url)
     except Exception as e:  # psycopg.ProgrammingError, ValueError
         secret = re.match(r"^\w+://[^:/@]+:([^@]*)@", url)
