@@ -208,7 +208,12 @@ class ConsolidationStore:
                     for r in rows
                 ],
             )
-            self.archive([r["id"] for r in rows])
+            # each copy in its namespace (`archive` is asked by id alone)
+            self.db.execute(
+                "UPDATE episode x SET archived = true FROM unnest(%s::text[], %s::text[])"
+                " AS d(ns, id) WHERE x.namespace = d.ns AND x.id = d.id",
+                ([r["namespace"] for r in rows], [r["id"] for r in rows]),
+            )
 
     def archive(self, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
@@ -353,8 +358,13 @@ class ConsolidationStore:
             )
 
     def resolve_contest(self, contest_id: str, at: datetime) -> None:
+        # a contest's id starts with its slot's, which starts with the namespace
+        # (consolidation/steps/reconcile.py)
         with self.db.write():
-            self.db.execute("UPDATE contest SET resolved_at = %s WHERE id = %s", (at, contest_id))
+            self.db.execute(
+                "UPDATE contest SET resolved_at = %s WHERE namespace = %s AND id = %s",
+                (at, contest_id.split("\x1f", 1)[0], contest_id),
+            )
 
     # --- reasons -------------------------------------------------------------------------
     def record_decisions(self, rows: Sequence[dict[str, Any]]) -> None:
