@@ -224,6 +224,12 @@ ALLOWLIST: tuple[Allowed, ...] = (
         "Consolidation.set_unmerged(merge_id, at)",
     ),
     Allowed(
+        r"^UPDATE contest SET resolved_at = %s WHERE id = %s$",
+        SEAM,
+        "Consolidation.resolve_contest(contest_id, at) (reconcile's ids start with the slot"
+        " id, so the namespace, but the seam does not promise that of a contest id)",
+    ),
+    Allowed(
         r"^SELECT step, reason FROM decision WHERE id = %s$",
         SEAM,
         "Consolidation.decision(assertion_id)",

@@ -358,13 +358,8 @@ class ConsolidationStore:
             )
 
     def resolve_contest(self, contest_id: str, at: datetime) -> None:
-        # a contest's id starts with its slot's, which starts with the namespace
-        # (consolidation/steps/reconcile.py)
         with self.db.write():
-            self.db.execute(
-                "UPDATE contest SET resolved_at = %s WHERE namespace = %s AND id = %s",
-                (at, contest_id.split("\x1f", 1)[0], contest_id),
-            )
+            self.db.execute("UPDATE contest SET resolved_at = %s WHERE id = %s", (at, contest_id))
 
     # --- reasons -------------------------------------------------------------------------
     def record_decisions(self, rows: Sequence[dict[str, Any]]) -> None:
