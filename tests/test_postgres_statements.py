@@ -412,6 +412,9 @@ def _workload(mem: Memory, clock: Clock, ns: str) -> None:
             {"subject": "user", "predicate": "likes", "object": "tea"},
             {"subject": "Mira", "predicate": "job_title", "object": "paramedic"},
             {"subject": "my sister", "predicate": "lives_in", "object": "Auckland"},
+            # written and overwritten at one K: the first version vanishes
+            {"subject": "Ann", "predicate": "lives_in", "object": "Oslo", "valid_from": None},
+            {"subject": "Ann", "predicate": "lives_in", "object": "Bergen", "valid_from": None},
         ],
         namespace=ns,
     )
