@@ -208,7 +208,12 @@ class ConsolidationStore:
                     for r in rows
                 ],
             )
-            self.archive([r["id"] for r in rows])
+            # each copy in its namespace (`archive` is asked by id alone)
+            self.db.execute(
+                "UPDATE episode x SET archived = true FROM unnest(%s::text[], %s::text[])"
+                " AS d(ns, id) WHERE x.namespace = d.ns AND x.id = d.id",
+                ([r["namespace"] for r in rows], [r["id"] for r in rows]),
+            )
 
     def archive(self, episode_ids: Sequence[str]) -> None:
         if not episode_ids:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
@@ -116,6 +116,9 @@ class Database:
         self._seen: int | None = None  # the change sequence as this process last saw it
         self._foreign = 0  # writes of other processes noticed (`foreign_generation`)
         self._seen_lock = threading.Lock()
+        # sees every statement text sent, with its parameters (a test checks that each
+        # names its namespace, tests/test_postgres_statements.py); None costs nothing
+        self.observer: Callable[[str, Any], None] | None = None
 
     @classmethod
     def open(cls, url: str, *, max_size: int = POOL_MAX) -> Database:
@@ -163,6 +166,8 @@ class Database:
         """Rows of one statement, as dicts (aware UTC datetimes, lists for arrays)."""
         if self.in_transaction() and _is_write(sql) and touches_facts(sql):
             self._mark()
+        if self.observer is not None:
+            self.observer(sql, params)
         with self._conn() as conn:
             try:
                 cur = conn.execute(sql, params)
@@ -179,6 +184,8 @@ class Database:
             return
         if self.in_transaction() and touches_facts(sql):
             self._mark()
+        if self.observer is not None:
+            self.observer(sql, rows)
         with self._conn() as conn:
             try:
                 with conn.cursor() as cur:
@@ -220,8 +227,8 @@ class Database:
             self._local_gen += 1
             ok = False
             try:
-                conn.execute("BEGIN")
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                self._send(conn, "BEGIN")
+                self._send(conn, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield
                 self._finish(conn)
                 ok = True
@@ -233,17 +240,24 @@ class Database:
                 if not ok:
                     self.rollbacks += 1
                     with suppress(Exception):  # the connection may be gone
-                        conn.execute("ROLLBACK")
+                        self._send(conn, "ROLLBACK")
                 ctx.__exit__(None, None, None)
+
+    def _send(self, conn: Any, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """A statement of the transaction's own (BEGIN, the lock, the clock, the end)."""
+        if self.observer is not None:
+            self.observer(sql, params)
+        return conn.execute(sql, params)
 
     def _finish(self, conn: Any) -> None:
         touched = self._touched
-        row = conn.execute(
+        row = self._send(
+            conn,
             "UPDATE store_clock SET change_seq = change_seq + 1,"
             " fact_seq = fact_seq + %s WHERE id = 1 RETURNING change_seq, fact_seq",
             (1 if touched else 0,),
         ).fetchone()
-        conn.execute("COMMIT")
+        self._send(conn, "COMMIT")
         self._saw(int(row["change_seq"]), own=True)
         if touched:
             known = not self._blind and len(self._reported) == 1

@@ -82,7 +82,7 @@ def _ranked(lower: str) -> str:
         " FROM ends WHERE e IS NOT NULL GROUP BY e),"
         " ranked AS (SELECT x.id, x.name, x.key, g.degree, g.typed, g.said,"
         " CASE WHEN g.subj = 0 AND g.valued = 1 THEN %(value)s ELSE %(thing)s END AS kind"
-        " FROM grouped g JOIN entity x ON x.id = g.e)"
+        " FROM grouped g JOIN entity x ON x.namespace = %(ns)s AND x.id = g.e)"
         " SELECT * FROM ranked WHERE %(needle)s = '' OR said = 1"
         f" OR strpos({lower.format('name')}, %(needle)s) > 0"
         f" OR (typed = 0 AND strpos({lower.format('kind')}, %(needle)s) > 0)"
@@ -148,7 +148,8 @@ class GraphPages:
             r["o"] for r in facts if r["o"] and r["p"] not in self.own_predicates
         }
         ents = self.db.query(
-            "SELECT id, name, key FROM entity WHERE id = ANY(%s) ORDER BY id", (sorted(ids),)
+            "SELECT id, name, key FROM entity WHERE namespace = %s AND id = ANY(%s) ORDER BY id",
+            (self.base["ns"], sorted(ids)),
         )
         return facts, ents
 
@@ -167,7 +168,8 @@ class GraphPages:
         name an entity."""
         rows = self.db.query(
             "SELECT k.key, e.id AS e, e.name FROM entity_key k JOIN entity e"
-            " ON e.id = k.entity_id WHERE k.namespace = %s AND k.key = ANY(%s) ORDER BY k.key",
+            " ON e.namespace = k.namespace AND e.id = k.entity_id"
+            " WHERE k.namespace = %s AND k.key = ANY(%s) ORDER BY k.key",
             (self.base["ns"], list(dict.fromkeys(keys))),
         )
         return {r["key"]: (r["e"], r["name"]) for r in rows}
@@ -177,7 +179,8 @@ class GraphPages:
         params = {**self.base, "ids": list(dict.fromkeys(entity_ids)), "own": self.own_predicates}
         # only ids of stored entities, as Kùzu's walks from an Entity node give
         rows = self.db.query(
-            "SELECT x.id AS i FROM entity x WHERE x.id = ANY(%(ids)s) AND ("
+            "SELECT x.id AS i FROM entity x WHERE x.namespace = %(ns)s AND x.id = ANY(%(ids)s)"
+            " AND ("
             f" EXISTS (SELECT 1 FROM fact f WHERE {_NOW} AND f.subject_id = x.id)"
             f" OR EXISTS (SELECT 1 FROM fact f WHERE {_NOW} AND f.object_id = x.id"
             " AND NOT f.predicate = ANY(%(own)s)))",

@@ -85,7 +85,8 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS fact_expired_ix ON fact (namespace, expired_at)",
     # the order a slot's versions were created in (the Kùzu journal's): `n` grows
     "CREATE SEQUENCE IF NOT EXISTS version_order_seq",
-    'CREATE TABLE IF NOT EXISTS version_order (id text COLLATE "C" PRIMARY KEY, n bigint NOT NULL)',
+    f"CREATE TABLE IF NOT EXISTS version_order (namespace {_C}, id {_C}, n bigint NOT NULL,"
+    " PRIMARY KEY (namespace, id))",
     # a line (a slot's timeline, or a (slot, object)'s) and when it last changed
     f"CREATE TABLE IF NOT EXISTS line (namespace {_C}, id {_C}, slot_id {_C},"
     f" subject {_C}, changed_at timestamptz, PRIMARY KEY (namespace, id))",
@@ -126,7 +127,8 @@ _INSERT_VERSIONS = (
     f" AS ({_record(FACT_COLUMNS)})) WITH ORDINALITY),"
     " base AS (SELECT nextval('version_order_seq') * %s AS b),"
     f" f AS (INSERT INTO fact ({_cols(FACT_COLUMNS)}) SELECT {_cols(FACT_COLUMNS)} FROM r)"
-    " INSERT INTO version_order (id, n) SELECT r.id, base.b + r.ordinality FROM r, base"
+    " INSERT INTO version_order (namespace, id, n)"
+    " SELECT r.namespace, r.id, base.b + r.ordinality FROM r, base"
 )
 _LINE_WINDOWS = (
     "SELECT q.i, l.id AS line_id, l.slot_id AS line_slot, l.namespace AS line_ns,"
@@ -148,7 +150,7 @@ _LINE_WINDOWS = (
     " (SELECT 2, * FROM line_start WHERE namespace = q.ns AND line_id = q.id"
     "  AND NOT q.whole AND at > COALESCE(q.hi, '-infinity') ORDER BY at LIMIT 1)"
     " ) s ON true"
-    " LEFT JOIN fact f ON f.namespace = s.namespace AND f.id = s.version_id AND s.part < 2"
+    " LEFT JOIN fact f ON f.namespace = q.ns AND f.id = s.version_id AND s.part < 2"
     " ORDER BY q.i, s.at"
 )
 
@@ -228,7 +230,8 @@ class SlotStore:
             out[a["slot_id"]][1].append(a)
         for v in self.db.query(
             f"SELECT {_V} FROM fact f JOIN {_KEYS} ON f.namespace = k.ns AND f.slot_id = k.id"
-            " LEFT JOIN version_order o ON o.id = f.id ORDER BY f.slot_id, o.n, f.id",
+            " LEFT JOIN version_order o ON o.namespace = f.namespace AND o.id = f.id"
+            " ORDER BY f.slot_id, o.n, f.id",
             keys,
         ):
             out[v["slot_id"]][2].append(v)
@@ -240,7 +243,8 @@ class SlotStore:
         """The slot's versions believed at `known_at` and covering `valid_at` (None: any),
         quarantined ones included: a point query as of any moment."""
         return self.db.query(
-            f"SELECT {_V} FROM fact f LEFT JOIN version_order o ON o.id = f.id"
+            f"SELECT {_V} FROM fact f LEFT JOIN version_order o"
+            " ON o.namespace = f.namespace AND o.id = f.id"
             " WHERE f.namespace = %(ns)s AND f.slot_id = %(slot)s AND f.recorded_at <= %(k)s"
             " AND (f.expired_at IS NULL OR f.expired_at > %(k)s)"
             " AND (%(v)s::timestamptz IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= %(v)s)"
@@ -373,13 +377,15 @@ class SlotStore:
             self._names.create_entities(w.entities)
         self._create_slots(w.slots)
         self.create_assertions(w.assertions)
-        self.delete_versions([v["id"] for v in w.vanish])
-        self.expire_versions([v["id"] for v in w.expire], w.at)
+        # each row names its namespace (a retraction, its slot's): one shard per statement
+        self._delete_versions([(v["namespace"], v["id"]) for v in w.vanish])
+        self._expire_versions([(v["namespace"], v["id"]) for v in w.expire], w.at)
         self.create_versions(w.insert)
         if w.retract:
             self.db.execute_many(
-                "UPDATE assertion SET retracted_at = %s, retract_reason = %s WHERE id = %s",
-                [(w.at, why, aid) for aid, _, why in w.retract],
+                "UPDATE assertion SET retracted_at = %s, retract_reason = %s"
+                " WHERE namespace = %s AND id = %s",
+                [(w.at, why, _ns_of(slot), aid) for aid, slot, why in w.retract],
             )
         self._write_lines(w.lines, w.at)
 
@@ -486,7 +492,8 @@ class SlotStore:
             )
 
     def delete_versions(self, version_ids: Sequence[str]) -> None:
-        """The versions gone, with their order and every line start showing them."""
+        """The versions gone, with their order and every line start showing them (by id
+        alone, as the seam asks: every namespace is searched)."""
         if not version_ids:
             return
         self.db.execute(
@@ -495,6 +502,28 @@ class SlotStore:
             " DELETE FROM line_start WHERE version_id = ANY(%(ids)s)",
             {"ids": list(version_ids)},
         )
+
+    def _delete_versions(self, keys: Sequence[tuple[str, str]]) -> None:
+        """`delete_versions` of (namespace, version id) pairs: each row found in its
+        namespace."""
+        if not keys:
+            return
+        self.db.execute(
+            "WITH d AS (SELECT * FROM unnest(%s::text[], %s::text[]) AS d(ns, id)),"
+            " f AS (DELETE FROM fact x USING d WHERE x.namespace = d.ns AND x.id = d.id),"
+            " o AS (DELETE FROM version_order x USING d WHERE x.namespace = d.ns AND x.id = d.id)"
+            " DELETE FROM line_start x USING d WHERE x.namespace = d.ns AND x.version_id = d.id",
+            ([ns for ns, _ in keys], [i for _, i in keys]),
+        )
+
+    def _expire_versions(self, keys: Sequence[tuple[str, str]], at: datetime) -> None:
+        """`expire_versions` of (namespace, version id) pairs."""
+        if keys:
+            self.db.execute(
+                "UPDATE fact x SET expired_at = %s FROM unnest(%s::text[], %s::text[]) AS d(ns, id)"
+                " WHERE x.namespace = d.ns AND x.id = d.id",
+                (at, [ns for ns, _ in keys], [i for _, i in keys]),
+            )
 
     def write_histories(self, histories: Sequence[History], *, replace: bool) -> None:
         """Slots with their whole histories written afresh (restore, erase). Their log and

@@ -233,6 +233,8 @@ class TransferStore:
     def _cursor(self, sql: str, params: Sequence[Any]) -> Iterator[Row]:
         """`db.query`, a batch at a time from a server-side cursor (inside a write: the
         writer's transaction, so it sees the writer's rows)."""
+        if self.db.observer is not None:
+            self.db.observer(sql, params)
         try:
             with self.db._conn() as conn:
                 if self.db.in_transaction():

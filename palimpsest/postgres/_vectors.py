@@ -168,6 +168,8 @@ def binary_rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[tupl
     without parsing. On the write's own connection inside one, like `Database.query`."""
     from psycopg.rows import tuple_row
 
+    if db.observer is not None:
+        db.observer(sql, params)
     with db._conn() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
         try:
             cur.execute(sql, params)
