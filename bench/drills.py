@@ -1,23 +1,27 @@
-"""Fault drills on PostgreSQL: the database killed under load, and a primary failing over.
+"""Fault drills on PostgreSQL: a server, the database, and a primary lost under load.
 
-    python bench/drills.py [--workers 2] [--clients 4] [--seconds 16]
+    python bench/drills.py [--workers 2] [--clients 4] [--seconds 16] [--only server-kill]
 
 Each drill starts a throwaway PostgreSQL (tests/pg_server.py), `--workers` `palimpsest
 serve` processes on one database and `--clients` threads asserting facts through them
-in turn (`POST /v1/facts`, a subject unique to each write). A client retries a write
-that failed (503 `store_unavailable` or a broken connection) until it is acknowledged.
+in turn (`POST /v1/facts`, a subject unique to each write, with an `Idempotency-Key`
+of its own). A client retries a write that failed (503 `store_unavailable` or a broken
+connection) on the next worker, with the same key, until it is acknowledged.
 
+- `server-kill`: SIGKILL to one `palimpsest serve` a quarter of the way in; its
+  clients' unanswered writes are retried on the others with the same keys.
 - `pg-kill`: SIGKILL to the PostgreSQL postmaster a quarter of the way in, restarted
   three seconds later (crash recovery). The workers are never restarted.
 - `failover`: a primary with a synchronous standby (`synchronous_standby_names`); the
   workers' URL names both hosts with `target_session_attrs=read-write` (libpq tries
   them in turn). SIGKILL to the primary, and the standby promoted at once.
 
-Afterwards every acknowledged write is looked up through a worker (lost writes), and
+Afterwards every acknowledged write is looked up through a worker (lost writes, and
+writes stored more than once: a subject's history holds one version per assertion), and
 each drill reports the errors clients saw by status, the longest a write waited
 (outage as clients felt it) and the time from the fault to the first acknowledged
-write after it. Writes bench/results/drills-<date>.json; exits 1 on a lost write or a
-server error other than 503.
+write after it. Writes bench/results/drills-<date>.json; exits 1 on a lost or doubled write
+or a server error other than 503.
 """
 
 from __future__ import annotations
@@ -68,11 +72,13 @@ def load(bases: list[str], clients: int, seconds: float, fault: Any) -> dict[str
                 n += 1
                 subject = f"c{i}-{n}"
                 body = {"subject": subject, "predicate": "lives_in", "object": "Lisbon"}
+                key = {"Idempotency-Key": f"drill-{subject}"}
                 t = time.perf_counter()
+                turn = n
                 while time.monotonic() < stop + 60:
-                    http = https[n % len(https)]
+                    http = https[turn % len(https)]
                     try:
-                        r = http.post("/v1/facts", json=body)
+                        r = http.post("/v1/facts", json=body, headers=key)
                         status = str(r.status_code)
                     except httpx.HTTPError as e:
                         status = type(e).__name__
@@ -85,7 +91,7 @@ def load(bases: list[str], clients: int, seconds: float, fault: Any) -> dict[str
                         break
                     with lock:
                         statuses[status] += 1
-                    n += 1  # the next worker
+                    turn += 1  # the next worker, the same key
                     time.sleep(0.1)
         finally:
             for h in https:
@@ -110,14 +116,31 @@ def load(bases: list[str], clients: int, seconds: float, fault: Any) -> dict[str
     }
 
 
-def audit(base: str, acked: list[str]) -> int:
-    lost = 0
+def audit(base: str, acked: list[str]) -> dict[str, int]:
+    """Acknowledged writes missing, and those stored more than once."""
+    lost = doubled = 0
     with httpx.Client(base_url=base, timeout=60.0) as http:
         for subject in acked:
-            r = http.get("/v1/facts", params={"subject": subject, "predicate": "lives_in"})
-            if r.status_code != 200 or not r.json()["items"]:
-                lost += 1
-    return lost
+            r = http.get("/v1/history", params={"subject": subject, "predicate": "lives_in"})
+            versions = r.json() if r.status_code == 200 else []
+            lost += not versions
+            doubled += len(versions) > 1
+    return {"lost_writes": lost, "doubled_writes": doubled}
+
+
+def drill_server_kill(args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    with PostgresServer.start() as pg:
+        url = pg.create_database("drill")
+        Memory.open(url, extractor=None, embedder=None).close()  # the schema
+        procs, bases = start_workers(url, max(args.workers, 2), log)
+        try:
+            out = load(bases, args.clients, args.seconds, procs[0].kill)
+            out.update(audit(bases[1], out["acked"]))
+        finally:
+            for p in procs:
+                stop_server(p)
+    out["acknowledged_writes"] = len(out.pop("acked"))
+    return {"drill": "server-kill", **out}
 
 
 def drill_pg_kill(args: argparse.Namespace, log: Any) -> dict[str, Any]:
@@ -133,7 +156,7 @@ def drill_pg_kill(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                 pg.restart()
 
             out = load(bases, args.clients, args.seconds, fault)
-            out["lost_writes"] = audit(bases[0], out["acked"])
+            out.update(audit(bases[0], out["acked"]))
         finally:
             for p in procs:
                 stop_server(p)
@@ -162,7 +185,7 @@ def drill_failover(args: argparse.Namespace, log: Any) -> dict[str, Any]:
                     promote_s.append(time.perf_counter() - t)
 
                 out = load(bases, args.clients, args.seconds, fault)
-                out["lost_writes"] = audit(bases[0], out["acked"])
+                out.update(audit(bases[0], out["acked"]))
                 out["promote_s"] = round(promote_s[0], 2) if promote_s else None
             finally:
                 for p in procs:
@@ -178,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=16.0)
-    ap.add_argument("--only", choices=("pg-kill", "failover"))
+    ap.add_argument("--only", choices=("server-kill", "pg-kill", "failover"))
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -186,13 +209,15 @@ def main(argv: list[str] | None = None) -> None:
     log = open(tmp / "servers.log", "wb")  # noqa: SIM115 - closed in finally
     drills = []
     try:
+        if args.only in (None, "server-kill"):
+            drills.append(drill_server_kill(args, log))
         if args.only in (None, "pg-kill"):
             drills.append(drill_pg_kill(args, log))
         if args.only in (None, "failover"):
             drills.append(drill_failover(args, log))
     finally:
         log.close()
-        if any(d["lost_writes"] for d in drills):
+        if any(d["lost_writes"] or d["doubled_writes"] for d in drills):
             print((tmp / "servers.log").read_text()[-4000:], file=sys.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
     out = {"bench": "drills", "when": iso(datetime.now(UTC)), "workers": args.workers,
@@ -206,7 +231,9 @@ def main(argv: list[str] | None = None) -> None:
     bad = [
         d
         for d in drills
-        if d["lost_writes"] or any(s not in ("503",) and s.isdigit() for s in d["errors_by_status"])
+        if d["lost_writes"]
+        or d["doubled_writes"]
+        or any(s not in ("503",) and s.isdigit() for s in d["errors_by_status"])
     ]
     if bad:
         sys.exit(1)

@@ -75,4 +75,5 @@ def migrations() -> list[Migration]:
         )
         for stmt in module.DDL
     )
-    return [Migration(1, "store", store), Migration(2, "clock indexes", CLOCK_INDEXES)]
+    namespaced = CLOCK_INDEXES + _slots.VERSION_ORDER_BY_NAMESPACE
+    return [Migration(1, "store", store), Migration(2, "namespaced", namespaced)]

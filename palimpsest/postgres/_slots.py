@@ -85,8 +85,8 @@ DDL: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS fact_expired_ix ON fact (namespace, expired_at)",
     # the order a slot's versions were created in (the Kùzu journal's): `n` grows
     "CREATE SEQUENCE IF NOT EXISTS version_order_seq",
-    f"CREATE TABLE IF NOT EXISTS version_order (namespace {_C}, id {_C}, n bigint NOT NULL,"
-    " PRIMARY KEY (namespace, id))",
+    # (migration 2 adds its namespace: `VERSION_ORDER_BY_NAMESPACE`)
+    'CREATE TABLE IF NOT EXISTS version_order (id text COLLATE "C" PRIMARY KEY, n bigint NOT NULL)',
     # a line (a slot's timeline, or a (slot, object)'s) and when it last changed
     f"CREATE TABLE IF NOT EXISTS line (namespace {_C}, id {_C}, slot_id {_C},"
     f" subject {_C}, changed_at timestamptz, PRIMARY KEY (namespace, id))",
@@ -99,6 +99,17 @@ DDL: tuple[str, ...] = (
     " WHERE version_id IS NOT NULL",
 )
 
+# migration 2: `version_order` keyed by namespace like every other table (its rows take
+# the namespace of their version; those of versions gone go with them)
+VERSION_ORDER_BY_NAMESPACE = (
+    'ALTER TABLE version_order ADD COLUMN IF NOT EXISTS namespace text COLLATE "C"',
+    "UPDATE version_order o SET namespace = f.namespace FROM fact f"
+    " WHERE f.id = o.id AND o.namespace IS NULL",
+    "DELETE FROM version_order WHERE namespace IS NULL",
+    "ALTER TABLE version_order ALTER COLUMN namespace SET NOT NULL",
+    "ALTER TABLE version_order DROP CONSTRAINT IF EXISTS version_order_pkey",
+    "ALTER TABLE version_order ADD PRIMARY KEY (namespace, id)",
+)
 _ORDER_STEP = 1 << 20  # most rows one statement numbers (`version_order.n` = base + i)
 _CHUNK = 50_000  # rows per bulk statement
 
