@@ -73,7 +73,7 @@ def load(bases: list[str], clients: int, seconds: float, fault: Any) -> dict[str
                 subject = f"c{i}-{n}"
                 body = {"subject": subject, "predicate": "lives_in", "object": "Lisbon"}
                 key = {"Idempotency-Key": f"drill-{subject}"}
-                t = time.perf_counter()
+                t, begun = time.perf_counter(), time.monotonic()
                 turn = n
                 while time.monotonic() < stop + 60:
                     http = https[turn % len(https)]
@@ -86,7 +86,8 @@ def load(bases: list[str], clients: int, seconds: float, fault: Any) -> dict[str
                         with lock:
                             acked.append(subject)
                             waits.append(time.perf_counter() - t)
-                            if fault_at and len(fault_at) == 1 and time.monotonic() > fault_at[0]:
+                            # the first write begun after the fault that got through
+                            if len(fault_at) == 1 and begun > fault_at[0]:
                                 fault_at.append(time.monotonic())
                         break
                     with lock:

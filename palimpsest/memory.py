@@ -491,10 +491,11 @@ class Memory:
         known_at: TimeLike | None = None, min_score: float | None = None,
         diversity: float | None = None, namespace: str | None = None,
     ) -> list[Hit]:  # fmt: skip
-        return self._recall.recall(
-            self._ns(namespace), query, k, valid_at=valid_at, known_at=known_at,
-            min_score=min_score, diversity=diversity,
-        )  # fmt: skip
+        with self._store.reading():  # on a shared store: one look at its changes
+            return self._recall.recall(
+                self._ns(namespace), query, k, valid_at=valid_at, known_at=known_at,
+                min_score=min_score, diversity=diversity,
+            )  # fmt: skip
 
     @_doc(Reindexer.reindex)
     def reindex(

@@ -20,7 +20,7 @@ close and compaction.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -191,6 +191,10 @@ class Store:
     def latest_k(self) -> datetime | None:
         """None: one process holds the directory, its context's clock is the only one."""
         return None
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Nothing to pin: the generations are this process's own counters."""
+        return nullcontext()
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
         """None: one process holds the directory, its context's clocks are current."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -113,6 +114,7 @@ class Database:
         self._blind = False  # ... outside a declared scope (its delta is unknown)
         self._scoped = False
         self._clocks: tuple[datetime | None, int] | None = None
+        self._pins = threading.local()  # a thread's read call's sequences (`pinned`)
         self._seen: int | None = None  # the change sequence as this process last saw it
         self._foreign = 0  # writes of other processes noticed (`foreign_generation`)
         self._seen_lock = threading.Lock()
@@ -131,8 +133,11 @@ class Database:
             max_size=max_size,
             kwargs={"autocommit": True, "row_factory": dict_row, "options": "-c TimeZone=UTC"},
             open=False,
-            # a connection broken by a restart or failover is replaced, not handed out
-            check=ConnectionPool.check_connection,
+            # a connection broken by a restart or failover is replaced, not handed out:
+            # one idle a while is checked first (a round trip; a busy one is not, and a
+            # read it fails is sent again on a fresh one: `query`)
+            check=_check_idle,
+            reset=_note_used,
             timeout=10.0,
         )
         try:
@@ -164,16 +169,26 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
         """Rows of one statement, as dicts (aware UTC datetimes, lists for arrays)."""
-        if self.in_transaction() and _is_write(sql) and touches_facts(sql):
+        writes = _is_write(sql)
+        if self.in_transaction() and writes and touches_facts(sql):
             self._mark()
         if self.observer is not None:
             self.observer(sql, params)
-        with self._conn() as conn:
+        again = not writes and not self.in_transaction()  # a read may be sent twice
+        while True:
             try:
-                cur = conn.execute(sql, params)
-            except _unavailable() as e:
-                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
-            return list(cur.fetchall()) if cur.description else []
+                with self._conn() as conn:
+                    try:
+                        cur = conn.execute(sql, params)
+                    except _unavailable() as e:
+                        raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+                    return list(cur.fetchall()) if cur.description else []
+            except StoreUnavailable:
+                if not again:
+                    raise
+                again = False  # a pooled connection was broken (a restart): so may the
+                with suppress(Exception):  # others be; the pool drops those, then again
+                    self.pool.check()
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
         self.query(sql, params)
@@ -215,11 +230,7 @@ class Database:
         if self.closed:
             raise StoreError("the database is closed")
         with self._lock:
-            try:
-                ctx = self.pool.connection()
-                conn = ctx.__enter__()
-            except _unavailable() as e:
-                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+            ctx, conn = self._begin()
             self._local.conn = conn
             self._touched = self._blind = self._scoped = False
             self._reported = []
@@ -227,7 +238,6 @@ class Database:
             self._local_gen += 1
             ok = False
             try:
-                self._send(conn, "BEGIN")
                 self._send(conn, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield
                 self._finish(conn)
@@ -242,6 +252,27 @@ class Database:
                     with suppress(Exception):  # the connection may be gone
                         self._send(conn, "ROLLBACK")
                 ctx.__exit__(None, None, None)
+
+    def _begin(self) -> tuple[Any, Any]:
+        """A pooled connection with a transaction begun on it. Nothing is written yet, so
+        a connection found broken (a restart) is dropped, with any other, and one more
+        taken."""
+        for again in (True, False):
+            try:
+                ctx = self.pool.connection()
+                conn = ctx.__enter__()
+            except _unavailable() as e:
+                raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+            try:
+                self._send(conn, "BEGIN")
+                return ctx, conn
+            except _unavailable() as e:
+                ctx.__exit__(None, None, None)  # the pool discards a broken connection
+                if not again:
+                    raise StoreUnavailable(f"PostgreSQL is unreachable: {e}") from e
+                with suppress(Exception):
+                    self.pool.check()
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, conn: Any, sql: str, params: Sequence[Any] | None = None) -> Any:
         """A statement of the transaction's own (BEGIN, the lock, the clock, the end)."""
@@ -268,11 +299,35 @@ class Database:
 
     # --- what copies of rows check -----------------------------------------------------
     def seqs(self) -> tuple[int, int]:
-        """(change_seq, fact_seq) as committed (inside a write: as this one sees them)."""
+        """(change_seq, fact_seq) as committed (inside a write: as this one sees them;
+        inside `pinned`: as the first look found them, until this process writes)."""
+        pin = self._pin if not self.in_transaction() else None
+        held = getattr(pin, "seqs", None)
+        if held is not None and held[0] == self._local_gen:
+            return held[1]  # type: ignore[no-any-return]
         rows = self.query("SELECT change_seq, fact_seq FROM store_clock WHERE id = 1")
-        if not rows:
-            return 0, 0
-        return int(rows[0]["change_seq"]), int(rows[0]["fact_seq"])
+        out = (int(rows[0]["change_seq"]), int(rows[0]["fact_seq"])) if rows else (0, 0)
+        if pin is not None:
+            pin.seqs = (self._local_gen, out)
+        return out
+
+    @property
+    def _pin(self) -> Any:
+        return self._pins if getattr(self._pins, "depth", 0) else None
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """One read call: the sequences are looked up once for all of it (one round trip,
+        not one per cache it consults); a write of this process moves them on."""
+        pins = self._pins
+        depth = getattr(pins, "depth", 0)
+        pins.depth = depth + 1
+        if not depth:
+            pins.seqs = None
+        try:
+            yield
+        finally:
+            pins.depth = depth
 
     def _saw(self, change_seq: int, *, own: bool = False) -> None:
         """Count a change this process did not make: the sequence moved past what we
@@ -340,6 +395,20 @@ class _Scope:
     def report(self, delta: VersionDelta) -> None:
         self.db._reported.append(delta)
         self.reported = True
+
+
+_IDLE_S = 2.0  # a pooled connection idle longer is checked before it is handed out
+
+
+def _note_used(conn: Any) -> None:
+    conn.info_used_at = time.monotonic()
+
+
+def _check_idle(conn: Any) -> None:
+    if time.monotonic() - getattr(conn, "info_used_at", 0.0) > _IDLE_S:
+        from psycopg_pool import ConnectionPool
+
+        ConnectionPool.check_connection(conn)
 
 
 def _is_write(sql: str) -> bool:

@@ -43,6 +43,7 @@ class Store:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.location = safe_url(db.url)
+        self._clocks: tuple[int, tuple[datetime | None, int]] | None = None  # by change_seq
         self.names = NameStore(db)
         self.slots = SlotStore(db, self.names)
         self.facts = FactStore(db)
@@ -139,6 +140,9 @@ class Store:
     def writing_facts(self) -> AbstractContextManager[Any]:
         return self.db.declared()
 
+    def reading(self) -> AbstractContextManager[None]:
+        return self.db.pinned()
+
     def request_compaction(self) -> None:
         """Erased rows are gone at commit; VACUUM reclaims their pages (autovacuum)."""
 
@@ -155,7 +159,19 @@ class Store:
         )
 
     def clocks(self) -> tuple[datetime | None, int]:
-        """The latest transaction time stored anywhere, and the highest sequence number."""
+        """The latest transaction time stored anywhere, and the highest sequence number
+        (read again only once a commit moved the change sequence)."""
+        if self.db.in_transaction():  # what this transaction sees (its own rows too)
+            return self._read_clocks()
+        at = self.db.seqs()[0]
+        kept = self._clocks
+        if kept is not None and kept[0] == at:
+            return kept[1]
+        found = self._read_clocks()
+        self._clocks = (at, found)  # a commit in between: found is newer, never older
+        return found
+
+    def _read_clocks(self) -> tuple[datetime | None, int]:
         r = self.db.query(
             "SELECT (SELECT max(recorded_at) FROM assertion) AS a,"
             " (SELECT max(retracted_at) FROM assertion) AS x,"

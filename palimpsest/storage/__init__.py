@@ -167,6 +167,11 @@ class Store(Protocol):
         """Around a fact write that reports its `VersionDelta`."""
         ...
 
+    def reading(self) -> AbstractContextManager[None]:
+        """Around one read call (a recall): the generations are read once for all of it,
+        as they stood when it began (a write this process makes inside moves them)."""
+        ...
+
     def request_compaction(self) -> None:
         """Reclaim the space of erased content when the store closes (privacy)."""
         ...
