@@ -67,8 +67,8 @@ def test_an_episode_erased_elsewhere_is_not_recalled(pair: tuple[Memory, Memory]
 
 def test_a_cardinality_defined_elsewhere_is_honoured(pair: tuple[Memory, Memory]) -> None:
     a, b = pair
+    a.assert_fact("mira", "mentor", "ada", valid_from=None)  # defined on first use
     assert a.predicate("mentor").cardinality == "many"  # A's vocabulary is loaded
-    a.assert_fact("mira", "mentor", "ada", valid_from=None)
     b.define_predicate("mentor", "one")
     assert a.predicate("mentor").cardinality == "one"
     a.assert_fact("mira", "mentor", "grace", valid_from=None)
