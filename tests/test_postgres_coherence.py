@@ -19,6 +19,7 @@ import pytest
 
 from palimpsest import Memory
 from palimpsest.recall import HashingEmbedder
+from palimpsest.recall._statements import statement_key
 
 from .conftest import Clock
 
@@ -122,3 +123,74 @@ def test_an_archived_episode_elsewhere_leaves_recall(pair: tuple[Memory, Memory]
     with store.write():  # what consolidation's decay and dedupe do
         store.consolidation.archive([ep.id])
     assert ep.id not in _episode_ids(a, "oboist reed station")
+
+
+V = "2025-01-01T00:00:00Z"  # a valid time after every start used below
+
+
+def _objects(mem: Memory, s: str, p: str | None = None, **kw: object) -> list[str]:
+    return sorted(f.object or "" for f in mem.facts(s, p, valid_at=V, **kw))  # type: ignore[arg-type]
+
+
+def test_a_contest_written_elsewhere_is_read(pair: tuple[Memory, Memory], clock: Clock) -> None:
+    a, b = pair
+    for obj in ("Initech", "Globex"):
+        a.assert_fact(
+            "Bob", "works_at", obj, valid_from="2024-01-01T00:00:00Z", author_kind="tool",
+            quarantined=False,
+        )  # fmt: skip
+    clock.tick()
+    assert [f.status for f in a.facts("Bob", "works_at", valid_at=V)] == ["current"]  # cached
+    clock.tick()
+    assert b.consolidate().counts == {"contested": 1}
+    clock.tick()
+    assert [f.status for f in a.facts("Bob", "works_at", valid_at=V)] == ["contested"]
+    hits = [
+        h for h in a.recall("Where does Bob work?", valid_at=V, min_score=0) if h.kind == "fact"
+    ]
+    assert hits and {h.status for h in hits} == {"contested"}
+
+
+def _hits(mem: Memory, query: str) -> list[tuple[str, str, float]]:
+    return [(h.kind, h.text, round(h.score, 6)) for h in mem.recall(query, min_score=0)]
+
+
+def test_a_merge_made_elsewhere_keeps_the_past(pair: tuple[Memory, Memory], clock: Clock) -> None:
+    a, b = pair
+    a.assert_fact("my sister", "lives_in", "Auckland", valid_from="2024-01-01T00:00:00Z")
+    a.assert_fact("Mira", "job_title", "paramedic", valid_from=None)
+    a.assert_fact("user", "sibling", "Mira", valid_from=None)
+    before = clock.tick()
+    assert _objects(a, "my sister", known_at=before) == ["Auckland"]  # merges read (none)
+    assert _objects(a, "Mira", "job_title") == ["paramedic"]
+    questions = ("Where does Mira live?", "What does my sister do?")
+    for q in questions:  # A holds the entities these name
+        a.recall(q, min_score=0)
+    clock.tick()
+    assert b.consolidate().counts == {"merged": 1}
+    clock.tick()
+    for q in questions:  # first thing after the merge: the names A holds denote others now
+        assert _hits(a, q) == _hits(b, q)
+    # now: one entity by both names; as of before the merge, each name as it was
+    assert _objects(a, "my sister", "job_title") == ["paramedic"]
+    assert _objects(a, "Mira", "lives_in") == ["Auckland"]
+    assert _objects(a, "my sister", known_at=before) == ["Auckland"]
+    assert _objects(a, "Mira", known_at=before) == ["paramedic"]
+    for q in questions:
+        assert _hits(a, q) == _hits(b, q)
+
+
+def test_a_fact_erased_elsewhere_is_not_recalled(pair: tuple[Memory, Memory]) -> None:
+    a, b = pair
+    f = a.assert_fact("Mira", "likes", "the secret jazz club", valid_from=None)
+    hits = a.recall("What does Mira like?", min_score=0)
+    assert any(h.kind == "fact" and h.fact_id == f.id for h in hits)
+    held = a._recall._facts._statement_vectors  # type: ignore[attr-defined]
+    key = statement_key("default", "Mira", "likes", "the secret jazz club")
+    assert held and any(key in k for k in held)  # A holds its statement's vector
+    b.erase(f.id, reason="private")
+    hits = a.recall("What does Mira like?", min_score=0)
+    assert not any(h.kind == "fact" and h.fact_id == f.id for h in hits)
+    assert not any("secret" in h.text for h in hits)
+    held = a._recall._facts._statement_vectors  # type: ignore[attr-defined]
+    assert not any(key in k for k in held or ())  # and no longer: erased there
