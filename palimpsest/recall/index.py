@@ -17,9 +17,9 @@ whose transaction committed. Search rows an older memory lacks are written by
 Where other processes write the store too, an index stamped with an older
 `Context.foreign` (read at the start of each call) catches up before it answers
 (`_catch_up`): the episodes they remembered are appended, those they erased (or
-restored over) make it load again, and their archiving and HNSW publishing are
-read again. One read of the namespace's search-row ids and one of its archived
-ids, plus the new rows, per call after another process wrote; none on Kùzu.
+restored over) make it load again, and their archiving is read again. That is one
+read of the namespace's search-row ids and one of its archived ids, plus the new
+rows, at a call after another process wrote; nothing on Kùzu.
 """
 
 from __future__ import annotations
@@ -300,14 +300,11 @@ class RecallIndex:
     def _catch_up(self, ix: NamespaceIndex) -> NamespaceIndex | None:
         """Another process wrote since `ix` was current: append the episodes it
         remembered, read archiving again; None (load again) when it erased or restored
-        any (their search rows are gone), left one without its vectors, or published
-        the HNSW generation `ix` searches."""
+        any (their search rows are gone) or left one without its vectors. (A store
+        several processes write searches exactly: no HNSW generation is ever live.)"""
         ns, store, foreign = ix.namespace, self._store, self._ctx.foreign
         held = store.recall.text_ids(ns)
-        if not held.issuperset(ix.ids) or (
-            ix.vectors.kind == "hnsw"
-            and store.vectors.vector_generation() != getattr(ix.vectors, "generation", None)
-        ):
+        if not held.issuperset(ix.ids):
             del self.indexes[ns]
             return None
         staged = {r["id"] for r, _, _ in ix.staged}
