@@ -305,7 +305,7 @@ class RecallIndex:
         ns, store, foreign = ix.namespace, self._store, self._ctx.foreign
         held = store.recall.text_ids(ns)
         if not held.issuperset(ix.ids):
-            del self.indexes[ns]
+            self.indexes.pop(ns, None)
             return None
         staged = {r["id"] for r, _, _ in ix.staged}
         new = sorted(held.difference(ix.pos, staged))
@@ -315,7 +315,7 @@ class RecallIndex:
             got, emb, ctx = store.vectors.embeddings_of(list(rows))
             vectors = {e: (emb[i], ctx[i]) for i, e in enumerate(got)}
             if len(vectors) < len(rows):  # written without an embedder: `backfill` on load
-                del self.indexes[ns]
+                self.indexes.pop(ns, None)
                 return None
         for eid in sorted(rows, key=lambda e: (rows[e]["recorded_at"], e)):
             emb_ctx = vectors.get(eid)
