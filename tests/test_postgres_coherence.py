@@ -6,9 +6,10 @@
     ...                                                      # acknowledged write sees it
 
 Two `Memory.open(url)` in one process keep caches of their own, as two processes do
-(issue 28): recall's per-namespace index, the predicate vocabulary, contests and
-merges (`AsOf`), statement vectors and graph views. A worker's next call after the
-other's write returns must answer as if it had made that write itself.
+(issue 28): recall's per-namespace index (episodes remembered, erased, archived
+elsewhere), the predicate vocabulary (also under the write lock), contests and merges
+(`AsOf`), the entities recall's names denote and its statement vectors. A worker's
+next call after the other's write returns must answer as if it had made that write.
 """
 
 from __future__ import annotations
