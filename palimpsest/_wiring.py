@@ -123,7 +123,7 @@ def build(
     entities = EntityIndex(store)
     mat = Materialiser(store, entities)
     vocab = Vocabulary(ctx, log=store.predicate_log, recast=mat.rematerialise)
-    asof = AsOf(store)
+    asof = AsOf(ctx)
     uses = UseLog(ctx)
     embed = EmbedWorker(ctx, embedder, name_of=entities.name_of)
     writer = Writer(ctx, vocab, entities, mat, embed=embed, events=events)
@@ -131,7 +131,7 @@ def build(
     pages = PageReader(ctx, entities, vocab)
     # --- recall -------------------------------------------------------------------------
     index = RecallIndex(ctx, embedder)
-    facts = FactRecall(store, entities, asof, embedder)
+    facts = FactRecall(ctx, entities, asof, embedder)
     episodes = Episodes(ctx, writer, extractor=extractor, index=index, embed=embed)
     # --- consolidation ------------------------------------------------------------------
     cs = store.consolidation

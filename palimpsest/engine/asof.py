@@ -1,6 +1,6 @@
 """What reads need from consolidation: contested versions, and names as of a past moment.
 
-    >>> asof = AsOf(store)
+    >>> asof = AsOf(ctx)
     >>> asof.contested(rows, known_at=k)                          # -> {version id, ...}
     >>> asof.entity("default", "my sister", "en_mira", known_at=k)  # -> entity id
 
@@ -12,7 +12,8 @@ transaction time; a query known before then must still find the loser under
 that name, so the name is resolved as of `known_at`. Contests and merges are few
 and change only during consolidation, so they are kept in memory per namespace
 (one scan, then none per read) until consolidation writes some (`forget`, on
-`Events.consolidated`).
+`Events.consolidated`), here or perhaps in another process writing the same
+store (`Context.foreign` moved).
 """
 
 from __future__ import annotations
@@ -22,17 +23,24 @@ from datetime import datetime
 from typing import Any
 
 from .. import _names as names
-from ..storage import Consolidation, Store
+from ..storage import Consolidation
+from .context import Context
 
 
 class AsOf:
     """Contests and merge events per namespace, read once, dropped by `forget`."""
 
-    def __init__(self, store: Store) -> None:
-        self._cs = store.consolidation
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._cs = ctx.store.consolidation
         self._cache: dict[tuple[str, str], Any] = {}
+        self._foreign = ctx.foreign  # the other processes' writes the cache includes
 
     def _cached(self, kind: str, namespace: str) -> Any:
+        if self._foreign != self._ctx.foreign:
+            # another process wrote since: its consolidation may have merged or contested
+            self._cache.clear()
+            self._foreign = self._ctx.foreign
         found = self._cache.get((kind, namespace))
         if found is None:
             cs = self._cs

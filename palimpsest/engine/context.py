@@ -9,6 +9,13 @@ the clock, never earlier than the last one (`tick`); `next_seq` orders the
 assertions recorded at one K. A write that fails puts both back (`saved` before,
 `restore` on the way out). The one re-entrant lock serialises the writers and
 guards every in-process cache the collaborators keep.
+
+Where other processes write the store too (PostgreSQL), those caches may hold rows
+they changed. `foreign` counts the writes of others this process has noticed; it
+is read once at the start of every call (`ns`) and again under the write lock
+(`tick`), and a cache stamped with an older count starts again (or catches up):
+a read after another worker's acknowledged write sees it, and a write uses what
+was committed before it took the lock. On Kùzu it stays 0 and costs nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ class Context:
         self.seq = seq
         self._mine: datetime | None = None  # the last K this process stamped
         self.closed = False
+        # writes of other processes noticed so far (`look`): caches compare their stamp
+        self.foreign = store.foreign_generation
 
     @classmethod
     def open(cls, store: Store, *, clock: Clock, namespace: str) -> Context:
@@ -85,13 +94,25 @@ class Context:
             raise ClosedError("this Memory is closed")
 
     def ns(self, namespace: str | None) -> str:
-        """The namespace a call names (checked), or the memory's default."""
+        """The namespace a call names (checked), or the memory's default. Every call
+        of `Memory` starts here: it looks for other processes' writes (`look`)."""
         self.check_open()
-        return self.namespace if namespace is None else names.check_namespace(namespace)
+        ns = self.namespace if namespace is None else names.check_namespace(namespace)
+        self.look()
+        return ns
+
+    def look(self) -> int:
+        """`foreign`, as the store says now: one read of its change sequence where
+        other processes write it, none where this one is the only writer."""
+        self.foreign = self.store.foreign_generation
+        return self.foreign
 
     def tick(self) -> datetime:
         """The next transaction time: the clock, but never before the last one (the
-        last one any process wrote, where several share the store)."""
+        last one any process wrote, where several share the store). Called under
+        the write lock: it looks for other processes' writes too (`look`), so the
+        caches this write reads hold what they committed."""
+        self.look()
         self._sync()
         now = to_utc(self.clock(), name="clock")
         if self.last_k is not None and now < self.last_k:

@@ -17,6 +17,10 @@ know who keeps what: it says what changed, and `Memory` wires who listens.
 - `consolidated`: reconcile, merge, unmerge wrote contests or merges
   -> `AsOf.forget`.
 
+Writes of other processes on a shared store (PostgreSQL) raise no event here: each
+cache compares `Context.foreign`, read at the start of every call and again under
+the write lock, and starts again or catches up when it moved.
+
 Vectors still to be computed are not caches: writes hand them to the embedding
 worker they are given (`recall.embed_worker`). Recall's index picks up new
 episodes itself (`RecallIndex.prepare`/`written`, called by `remember`).

@@ -11,6 +11,11 @@ predicate log with its time: a cardinality change re-reads every slot of the
 predicate from then on (`recast`, the materialiser's `rematerialise`), so answers
 as of before it, erase and export keep the cardinality that held then
 (`schedule`).
+
+A namespace's predicates are loaded once and kept until this process defines one
+(`forget`), or another process writing the same store may have (`Context.foreign`
+moved: read at the start of each call and again under the write lock, so a write
+uses the definitions as committed when it took the lock).
 """
 
 from __future__ import annotations
@@ -57,7 +62,8 @@ def default_predicates() -> tuple[Predicate, ...]:
 
 
 class Vocabulary:
-    """Predicates per namespace, loaded once and dropped when a definition changes."""
+    """Predicates per namespace, loaded once and dropped when a definition changes
+    (here, or perhaps in another process: `Context.foreign` moved)."""
 
     def __init__(self, ctx: Context, *, log: PredicateLog, recast: Recast) -> None:
         self._ctx = ctx
@@ -65,8 +71,14 @@ class Vocabulary:
         self._recast = recast
         self._predicates: dict[str, dict[str, Predicate]] = {}  # namespace -> name -> predicate
         self._aliases: dict[str, dict[str, str]] = {}  # namespace -> alias key -> name
+        self._foreign = ctx.foreign  # the other processes' writes the loaded ones include
 
     def load(self, ns: str) -> dict[str, Predicate]:
+        if self._foreign != self._ctx.foreign:
+            # another process wrote since: it may have defined any predicate
+            self._predicates.clear()
+            self._aliases.clear()
+            self._foreign = self._ctx.foreign
         preds = self._predicates.get(ns)
         if preds is not None:
             return preds
@@ -149,8 +161,9 @@ class Vocabulary:
         """Store a definition (its own transaction, or the caller's) and load it again."""
         ctx = self._ctx
         with ctx.lock:
-            before = self.load(ns).get(pred.name)
             with ctx.store.write():
+                ctx.look()  # what stands before it: as committed, under the write lock
+                before = self.load(ns).get(pred.name)
                 ctx.store.names.upsert_predicate(ns, pred.model_dump())
                 recast = before is not None and before.cardinality != pred.cardinality
                 k = ctx.tick() if recast else max(ctx.now(), ctx.last_k or MIN_TIME)

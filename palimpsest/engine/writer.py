@@ -27,7 +27,7 @@ from .. import _names as names
 from .._ids import _new_id
 from .._time import TimeLike
 from ..errors import AlreadyErased, Conflict, NotFound, ValidationError
-from ..models import AuthorKind, Fact
+from ..models import AuthorKind, Fact, Predicate
 from .append import Appender, Draft
 from .context import Context
 from .entities import EntityIndex
@@ -237,33 +237,19 @@ class Writer:
         self._check_evidence(ns, {e for p in parsed for e in p["evidence"]})
         for name in dict.fromkeys(p["predicate"] for p in parsed):  # once each, in order
             self._vocab.resolve(ns, name)
-        preds = self._vocab.load(ns)
-        # a value (object_kind "value") is kept exactly as sent: its own node (entities.py)
-        exact = {p["predicate"] for p in parsed if preds[p["predicate"]].object_kind == "value"}
-        texts = [
-            (
-                names.clean_name(p["subject"], field="subject"),
-                None
-                if p["object"] is None
-                else names.clean_object(p["object"], preds[p["predicate"]].object_kind),
-            )
-            for p in parsed
-        ]
-        pairs = list(zip(parsed, texts, strict=True))
-        plain = [s for s, _ in texts] + [
-            o for p, (_, o) in pairs if o is not None and p["predicate"] not in exact
-        ]
-        values = [o for p, (_, o) in pairs if o is not None and p["predicate"] in exact]
-        foreign = ctx.store.foreign_generation
+        foreign = ctx.foreign  # other processes' writes the caches read below include
+        preds, texts, plain, values = self._names_of(ns, parsed)
         known = ents.prefetch(ns, plain, values)
         entities: list[dict[str, Any]] = []
         saved = ctx.saved()
         try:
             with ctx.store.write():
-                if ctx.store.foreign_generation != foreign:
-                    # another process wrote between the lookup and the write lock
+                k = ctx.tick() if k is None else k  # under the lock: looks (Context.tick)
+                if ctx.foreign != foreign:
+                    # another process wrote before we took the write lock: the names
+                    # and predicate definitions it committed are the ones to use
+                    preds, texts, plain, values = self._names_of(ns, parsed)
                     known = ents.prefetch(ns, plain, values)
-                k = ctx.tick() if k is None else k
                 slots: dict[str, dict[str, Any]] = {}
                 assertions: list[dict[str, Any]] = []
                 for p, (subject, obj) in zip(parsed, texts, strict=True):
@@ -327,6 +313,30 @@ class Writer:
             self._events.names_changed()  # entities created in a rolled-back transaction
             raise
         return self._records(assertions, changed)
+
+    def _names_of(
+        self, ns: str, parsed: list[dict[str, Any]]
+    ) -> tuple[dict[str, Predicate], list[tuple[str, str | None]], list[str], list[str]]:
+        """(predicates, [(subject, object)] cleaned, plain names, exact values) of the
+        parsed assertions, by the vocabulary as loaded now."""
+        preds = self._vocab.load(ns)
+        # a value (object_kind "value") is kept exactly as sent: its own node (entities.py)
+        exact = {p["predicate"] for p in parsed if preds[p["predicate"]].object_kind == "value"}
+        texts = [
+            (
+                names.clean_name(p["subject"], field="subject"),
+                None
+                if p["object"] is None
+                else names.clean_object(p["object"], preds[p["predicate"]].object_kind),
+            )
+            for p in parsed
+        ]
+        pairs = list(zip(parsed, texts, strict=True))
+        plain = [s for s, _ in texts] + [
+            o for p, (_, o) in pairs if o is not None and p["predicate"] not in exact
+        ]
+        values = [o for p, (_, o) in pairs if o is not None and p["predicate"] in exact]
+        return preds, texts, plain, values
 
     def _records(self, assertions: Sequence[dict[str, Any]], changed: set[str]) -> list[Fact]:
         """The Fact records a write returns (names of its entities are all at hand)."""

@@ -34,8 +34,8 @@ from ._text import STOPWORDS, query_words
 
 if TYPE_CHECKING:
     from ..engine.asof import AsOf
+    from ..engine.context import Context
     from ..engine.entities import EntityIndex
-    from ..storage import Store
     from .embedder import Embedder
 
 F32 = npt.NDArray[np.float32]
@@ -54,16 +54,18 @@ class FactRecall:
 
     def __init__(
         self,
-        store: Store,
+        ctx: Context,
         entities: EntityIndex,
         asof: AsOf,
         embedder: Embedder | None,
     ) -> None:
-        self._store = store
+        self._ctx = ctx
+        self._store = ctx.store
         self._entities = entities
         self._asof = asof
         self._embedder = embedder
         self._statement_vectors: dict[str, F32] | None = None  # read once per open memory
+        self._foreign = ctx.foreign  # the other processes' writes the vectors include
         # Every version of a named entity's facts, and the stems of each version's
         # statement: the walk filters these by known_at itself, so a question about a
         # much-described entity costs no Kùzu rows (at 20k lifelog episodes, 8k rows a
@@ -242,8 +244,13 @@ class FactRecall:
         # the engine's exact name map (`engine/name_map.py`): a batch of store lookups
         # until the namespace is loaded whole, then none (most n-grams name nobody)
         models = self._entities.models
-        unknown = [key for key in keyed if (ns, key) not in models]
-        stored = self._entities.map.resolve(ns, unknown) if unknown else {}
+        held = [key for key in keyed if (ns, key) in models]
+        # asked even when every key is held: the map drops the models it names if another
+        # process wrote since (a merge or an erase there changes what a name denotes)
+        stored = self._entities.map.resolve(ns, [k for k in keyed if (ns, k) not in models])
+        dropped = [key for key in held if (ns, key) not in models]
+        if dropped:
+            stored.update(self._entities.map.resolve(ns, dropped))
         for key, said in keyed.items():
             ent = models.get((ns, key))
             if ent is None and key in stored:
@@ -264,6 +271,9 @@ class FactRecall:
     ) -> tuple[list[Hit], xp.Ended]:
         """Facts about the named entities valid at V as believed at K, as scored hits;
         and which episodes only evidence versions not holding at V."""
+        if self._foreign != self._ctx.foreign:
+            # another process wrote since: what it erased may be among the statements
+            self._statement_vectors, self._foreign = None, self._ctx.foreign
         named = self._named_entities(ns, query)
         if not named:
             return [], xp.Ended([])

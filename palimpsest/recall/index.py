@@ -13,6 +13,13 @@ them inside the transaction and stages them, `index` appends the staged rows
 whose transaction committed. Search rows an older memory lacks are written by
 `backfill`. What drops the cache: `forget_episodes` (erase), `drop` (restore),
 `clear` (a new embedder, reindex), `generation_published` (a new HNSW generation).
+
+Where other processes write the store too, an index stamped with an older
+`Context.foreign` (read at the start of each call) catches up before it answers
+(`_catch_up`): the episodes they remembered are appended, those they erased (or
+restored over) make it load again, and their archiving is read again. That is one
+read of the namespace's search-row ids and one of its archived ids, plus the new
+rows, at a call after another process wrote; nothing on Kùzu.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ class NamespaceIndex:
     staged: list[tuple[dict[str, Any], F32 | None, F32 | None]] = field(default_factory=list)
     words: _bm25.Bm25 | None = None  # BM25 postings of the search rows, aligned with ids
     shown: Shown | None = None  # what a hit shows of each episode, aligned with ids
+    foreign: int = 0  # `Context.foreign` it is current at (other processes' writes)
 
     def renumber(self, sessions: npt.NDArray[np.int64] | None = None) -> None:
         """Turn order within each session, by occurrence time (ties by id); with
@@ -280,6 +288,8 @@ class RecallIndex:
         """The namespace's index, loaded on first need, with committed new rows appended."""
         cache = self.indexes
         ix = cache.get(ns)
+        if ix is not None and ix.foreign != self._ctx.foreign:
+            ix = self._catch_up(ix)
         if ix is None:
             self.backfill(ns)
             ix = cache[ns] = self._load(ns)
@@ -287,7 +297,44 @@ class RecallIndex:
             self._apply(ix)
         return ix
 
+    def _catch_up(self, ix: NamespaceIndex) -> NamespaceIndex | None:
+        """Another process wrote since `ix` was current: append the episodes it
+        remembered, read archiving again; None (load again) when it erased or restored
+        any (their search rows are gone) or left one without its vectors. (A store
+        several processes write searches exactly: no HNSW generation is ever live.)"""
+        ns, store, foreign = ix.namespace, self._store, self._ctx.foreign
+        held = store.recall.text_ids(ns)
+        if not held.issuperset(ix.ids):
+            self.indexes.pop(ns, None)
+            return None
+        staged = {r["id"] for r, _, _ in ix.staged}
+        new = sorted(held.difference(ix.pos, staged))
+        rows = store.recall.episode_rows(new) if new else {}
+        vectors: dict[str, tuple[F32, F32]] = {}
+        if rows and self.embedder is not None:
+            got, emb, ctx = store.vectors.embeddings_of(list(rows))
+            vectors = {e: (emb[i], ctx[i]) for i, e in enumerate(got)}
+            if len(vectors) < len(rows):  # written without an embedder: `backfill` on load
+                self.indexes.pop(ns, None)
+                return None
+        for eid in sorted(rows, key=lambda e: (rows[e]["recorded_at"], e)):
+            emb_ctx = vectors.get(eid)
+            ix.staged.append(
+                (
+                    dict(rows[eid]),
+                    None if emb_ctx is None else emb_ctx[0],
+                    None if emb_ctx is None else emb_ctx[1],
+                )
+            )
+        if ix.staged:
+            self._apply(ix)
+        gone = store.recall.archived(ns)
+        ix.archived = np.array([e in gone for e in ix.ids], dtype=np.bool_)
+        ix.foreign = foreign
+        return ix
+
     def _load(self, ns: str) -> NamespaceIndex:
+        foreign = self._ctx.foreign  # read before the rows: what they include at least
         t = self._store.recall.episodes(ns)
         ids = [str(x) for x in t.column("id").to_pylist()]
         n = len(ids)
@@ -315,6 +362,7 @@ class RecallIndex:
             vectors=vectors,
             speakers={str(s) for s in t.column("speaker").to_pylist() if s},
             session_codes=codes,
+            foreign=foreign,
         )
         ix.renumber()
         texts = self._store.recall.texts(ns)
