@@ -2,6 +2,7 @@
 
     python bench/mixed_load.py [--clients 8] [--seconds 60] [--conversation conv-26]
     python bench/mixed_load.py --via owner      # through the memory's owner (issue 29)
+    python bench/mixed_load.py --postgres --workers 4   # 4 `serve` on one database (issue 28)
 
 One LoCoMo conversation goes into a fresh memory as the shipped importer reads it
 (`remember_many` of `parse_locomo`'s items, extraction and MiniLM on). With `--via
@@ -14,9 +15,14 @@ tests/test_recall_concurrency.py covers a fresh process's first recall under
 writers), then `--clients` threads send requests for `--seconds`: 40% recall (a
 LoCoMo question of the conversation, k=5), 40% facts as of a random valid time and
 a random earlier moment of the run (a speaker as subject), 20% remember (a new
-turn). Reports per operation count, p50/p95/max and errors (any status >= 400,
-any exception); with `--via owner` also the proxy's per-call overhead: the p50 of
-a point query (`facts(subject, predicate)`) in this process on a copy of the
+turn). With `--postgres` the memory is a database on a throwaway PostgreSQL
+(tests/pg_server.py) and `--workers` `palimpsest serve` processes share it: each
+client sends its requests to the workers in turn, reads every episode it remembered
+back through the next worker at once (read-your-writes across workers), and at the
+end every acknowledged episode is looked up (lost writes). Reports per operation
+count, p50/p95/max and errors (any status >= 400, any exception); with `--via owner`
+also the proxy's per-call overhead: the p50 of a point query
+(`facts(subject, predicate)`) in this process on a copy of the
 memory and through the owner, alternating batches in the same run, before the
 load (the owner idle) and right after it (its embedding worker still busy). Writes
 bench/results/mixed-load[-owner]-<date>.json. Exits 1 on any error.
@@ -45,6 +51,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import locomo_data as lc
 from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
@@ -58,7 +65,7 @@ MIX = (("recall", 40), ("facts", 40), ("remember", 20))
 Request = Callable[[str, dict[str, Any]], None]  # (op, arguments): raises on failure
 
 
-def fill(path: Path, conv_id: str) -> tuple[list[str], list[str], datetime]:
+def fill(path: Path | str, conv_id: str) -> tuple[list[str], list[str], datetime]:
     """The memory with the conversation; its questions, speakers and last turn time."""
     _, questions, _ = lc.load_locomo()
     items = parse_locomo(lc.DATA.read_text(), conversations=[conv_id])
@@ -73,12 +80,22 @@ class Failed(Exception):
     """A request answered with an error status."""
 
 
-def http_requests(base: str) -> tuple[Request, Callable[[], None]]:
-    """One client's requests to `palimpsest serve` over HTTP."""
-    http = httpx.Client(base_url=base, timeout=120.0)
+class Unseen(Exception):
+    """An acknowledged episode that another worker did not find at once."""
+
+
+def http_requests(
+    bases: list[str], first: int = 0, acked: list[str] | None = None
+) -> tuple[Request, Callable[[], None]]:
+    """One client's requests to the `palimpsest serve` workers over HTTP, in turn; an
+    episode it remembered is read back through the next worker (when there are two)."""
+    https = [httpx.Client(base_url=b, timeout=120.0) for b in bases]
     paths = {"recall": ("GET", "/v1/recall"), "facts": ("GET", "/v1/facts")}
+    turn = [first]
 
     def send(op: str, a: dict[str, Any]) -> None:
+        turn[0] += 1
+        http = https[turn[0] % len(https)]
         if op == "remember":
             r = http.post("/v1/episodes", json=a)
         else:
@@ -86,8 +103,19 @@ def http_requests(base: str) -> tuple[Request, Callable[[], None]]:
             r = http.request(method, url, params=a)
         if r.status_code >= 400:
             raise Failed(f"{r.status_code} {r.text[:300]}")
+        if op == "remember" and acked is not None:
+            eid = r.json()["id"]
+            acked.append(eid)
+            if len(https) > 1:
+                other = https[(turn[0] + 1) % len(https)]
+                if other.get(f"/v1/episodes/{eid}").status_code != 200:
+                    raise Unseen(eid)
 
-    return send, http.close
+    def close() -> None:
+        for h in https:
+            h.close()
+
+    return send, close
 
 
 def owner_requests(path: Path) -> tuple[Request, Callable[[], None]]:
@@ -148,41 +176,56 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--conversation", default="conv-26")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--via", choices=("http", "owner"), default="http")
+    ap.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL database")
+    ap.add_argument("--workers", type=int, default=1, help="`serve` processes (--postgres)")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
+    if (args.workers > 1 and not args.postgres) or (args.postgres and args.via != "http"):
+        ap.error("several workers share a PostgreSQL database: --postgres, --via http")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     tmp = Path(tempfile.mkdtemp(prefix="palimpsest-mixed-"))
-    mem_path = tmp / "mem"
+    pg: Any = None
+    mem_path: Path | str = tmp / "mem"
+    if args.postgres:
+        from pg_server import PostgresServer
+
+        pg = PostgresServer.start()
+        mem_path = pg.create_database("mixed")
+    acked: list[str] = []
     t0 = time.perf_counter()
     questions, speakers, last = fill(mem_path, args.conversation)
     fill_s = time.perf_counter() - t0
     lat: dict[str, list[float]] = {k: [] for k, _ in MIX}
     errors: list[dict[str, Any]] = []
     lock = threading.Lock()
-    proc: subprocess.Popen[bytes] | None = None
+    procs: list[subprocess.Popen[bytes]] = []
     owner: Any = None
     overhead: dict[str, Any] | None = None
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 - closed in finally
     try:
         if args.via == "http":
-            base = f"http://127.0.0.1:{free_port()}"
+            bases = [f"http://127.0.0.1:{free_port()}" for _ in range(args.workers)]
             env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-            argv_ = [sys.executable, "-m", "palimpsest.cli", "--path", str(mem_path), "serve",
-                     "--host", "127.0.0.1", "--port", base.rsplit(":", 1)[1],
-                     "--no-consolidate"]  # fmt: skip
-            proc = subprocess.Popen(argv_, env=env, stdout=log, stderr=log, cwd=ROOT)
-            wait_healthy(proc, base, 180.0)
+            for base in bases:
+                argv_ = [sys.executable, "-m", "palimpsest.cli", "--path", str(mem_path),
+                         "serve", "--host", "127.0.0.1", "--port", base.rsplit(":", 1)[1],
+                         "--no-consolidate"]  # fmt: skip
+                procs.append(subprocess.Popen(argv_, env=env, stdout=log, stderr=log, cwd=ROOT))
+            for proc, base in zip(procs, bases, strict=True):
+                wait_healthy(proc, base, 240.0)
+            for base in bases[1:]:  # every worker loads its models and recall's index
+                httpx.get(f"{base}/v1/recall", params={"query": questions[0]}, timeout=300.0)
 
-            def requests() -> tuple[Request, Callable[[], None]]:
-                return http_requests(base)
+            def requests(i: int = 0) -> tuple[Request, Callable[[], None]]:
+                return http_requests(bases, i, acked)
         else:
             from palimpsest import connect
 
             shutil.copytree(mem_path, tmp / "copy")
             owner = connect(mem_path)  # starts the owner process, models as shipped
 
-            def requests() -> tuple[Request, Callable[[], None]]:
-                return owner_requests(mem_path)
+            def requests(i: int = 0) -> tuple[Request, Callable[[], None]]:
+                return owner_requests(Path(mem_path))
 
         t0 = time.perf_counter()
         send, close = requests()
@@ -190,14 +233,14 @@ def main(argv: list[str] | None = None) -> None:
         close()
         warmup_s = time.perf_counter() - t0
         if args.via == "owner":  # the owner idle but for this
-            overhead = {"idle": point_query_overhead(mem_path, tmp / "copy")}
+            overhead = {"idle": point_query_overhead(Path(mem_path), tmp / "copy")}
         started = datetime.now(UTC)
         stop = time.monotonic() + args.seconds
 
         def client(i: int) -> None:
             rng = random.Random(args.seed * 1000 + i)
             n = 0
-            send, close = requests()
+            send, close = requests(i)
             try:
                 while time.monotonic() < stop:
                     kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
@@ -241,10 +284,16 @@ def main(argv: list[str] | None = None) -> None:
         wall = time.perf_counter() - t1
         load1 = loadavg()
         if overhead is not None:  # right after the load: the owner still embeds its writes
-            overhead["after_load"] = point_query_overhead(mem_path, tmp / "copy")
+            overhead["after_load"] = point_query_overhead(Path(mem_path), tmp / "copy")
+        lost = None
+        if args.via == "http":
+            with httpx.Client(base_url=bases[-1], timeout=60.0) as http:
+                lost = sum(http.get(f"/v1/episodes/{e}").status_code != 200 for e in acked)
     finally:
-        if proc is not None:
+        for proc in procs:
             stop_server(proc)
+        if pg is not None:
+            pg.stop()
         if owner is not None:
             pid = owner.pid
             owner.close()
@@ -260,6 +309,11 @@ def main(argv: list[str] | None = None) -> None:
         "fill_s": round(fill_s, 1),
         "warmup_s": round(warmup_s, 1),
         "via": args.via,
+        "store": "postgresql" if args.postgres else "kuzu",
+        "workers": args.workers,
+        "read_your_writes_misses": sum(e["status"] == "Unseen" for e in errors),
+        "acknowledged_remembers": len(acked),
+        "lost_writes": lost,
         "server": "palimpsest serve (uvicorn, spaCy extractor, MiniLM embedder, --no-consolidate)"
         if args.via == "http"
         else "the memory's owner process (spaCy extractor, MiniLM embedder); an OwnerClient "
@@ -285,10 +339,12 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_save:
         RESULTS.mkdir(exist_ok=True)
         kind = "mixed-load" if args.via == "http" else "mixed-load-owner"
+        if args.postgres:
+            kind += f"-pg-{args.workers}w"
         path = RESULTS / f"{kind}-{datetime.now(UTC):%Y-%m-%d}.json"
         path.write_text(json.dumps(out, indent=1) + "\n")
         print(f"wrote {path}", file=sys.stderr)
-    if errors:
+    if errors or lost:
         sys.exit(1)
 
 

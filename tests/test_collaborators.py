@@ -528,14 +528,29 @@ class SharedClocks(FakeStore):
 
 def test_a_transaction_time_comes_strictly_after_another_processes() -> None:
     """A clock behind (or equal to) another process's K stamps one microsecond after it:
-    two processes never share a K, so neither's version is superseded at its own K.
-    The process's own last K may repeat (its clock did not move)."""
+    two processes never share a K, so neither's version is superseded at its own K."""
     store, clock = SharedClocks(), Clock(T0 - timedelta(hours=1))
     ctx = Context(store, clock=clock, namespace="default")  # type: ignore[arg-type]
     store.shared = (T0, 5)
     assert ctx.tick() == T0 + timedelta(microseconds=1) and ctx.next_seq() == 6
-    store.shared = (ctx.last_k, 6)  # its own write is the latest: no step
-    assert ctx.tick() == T0 + timedelta(microseconds=1)
+    store.shared = (ctx.last_k, 6)  # its own write is the latest; the clock still behind
+    assert ctx.tick() == T0 + timedelta(microseconds=2)
     clock.now = T0 + timedelta(seconds=1)  # a clock ahead of everyone's K is used as read
     store.shared = (T0 + timedelta(microseconds=3), 9)
     assert ctx.tick() == clock.now and ctx.next_seq() == 10
+
+
+def test_a_clock_behind_its_own_last_k_stamps_the_next_microsecond() -> None:
+    """A clock stepped back (or behind another worker's K it already followed) cannot say
+    time passed: each transaction still gets a K of its own. A clock that reads the last
+    K itself is the same moment (a frozen clock: one K)."""
+    clock = Clock(T0)
+    ctx = Context(FakeStore(), clock=clock, namespace="default")  # type: ignore[arg-type]
+    assert ctx.tick() == T0 and ctx.tick() == T0  # frozen: the same moment
+    clock.now = T0 - timedelta(seconds=5)  # stepped back
+    step = timedelta(microseconds=1)
+    assert [ctx.tick() for _ in range(3)] == [T0 + step, T0 + 2 * step, T0 + 3 * step]
+    saved = ctx.saved()
+    ctx.tick()
+    ctx.restore(saved)  # that transaction rolled back: the next K is still after ours
+    assert ctx.tick() == T0 + 4 * step

@@ -116,7 +116,12 @@ class Context:
         self._sync()
         now = to_utc(self.clock(), name="clock")
         if self.last_k is not None and now < self.last_k:
-            now = self.last_k
+            # a clock behind the last K (stepped back, or behind a worker's ahead of it)
+            # cannot say time passed: after a K of this process's own, the next one is
+            # a microsecond later, else the earlier transaction's versions would be
+            # superseded at their own K and vanish from history. A clock reading the
+            # last K itself is taken at its word: the same moment.
+            now = self.last_k + TICK if self.last_k == self._mine else self.last_k
         self.last_k = self._mine = now
         return now
 
@@ -153,3 +158,4 @@ class Context:
     def restore(self, saved: Saved) -> None:
         """Undo `tick` and `next_seq` of a transaction that rolled back."""
         self.last_k, self.seq = saved
+        self._mine = self.last_k  # a clock behind steps past it (maybe ours, committed)
