@@ -1,6 +1,6 @@
 """The `Idempotency-Key` header (IETF draft) on the HTTP writes, on each store: a retry
 with the same key gets the first answer and writes nothing; the same key with another
-request is refused; on PostgreSQL, a retry on another server too."""
+request is refused (a retry on another server: tests/test_postgres_reads.py)."""
 
 from __future__ import annotations
 
@@ -92,18 +92,3 @@ def test_every_write_verb_replays(client: TestClient, clock: Clock) -> None:
     replays(client, clock, "DELETE", f"/v1/items/{ep['id']}", None, "x-1")
     assert ok(client.get("/v1/stats"))["episodes"] == 0
     assert [f["object"] for f in ok(client.get("/v1/facts"))["items"]] == []
-
-
-def test_a_retry_on_another_server_returns_the_first_answer(
-    store_kind: str, place: str | Path, clock: Clock
-) -> None:
-    """Two servers on one PostgreSQL database: the first acknowledged (its answer lost),
-    the client retries on the second with the same key."""
-    if store_kind == "kuzu":
-        pytest.skip("a Kùzu directory is served by one process")
-    one = TestClient(create_app(place, extractor=None, clock=clock), client=LOOPBACK)
-    two = TestClient(create_app(place, extractor=None, clock=clock), client=LOOPBACK)
-    with one, two:
-        first = ok(post(one, "/v1/facts", FACT, "req-9"), 201)
-        assert ok(post(two, "/v1/facts", FACT, "req-9"), 201) == first
-        assert state(two) == state(one) and [f["id"] for f in state(one)[0]] == [first["id"]]

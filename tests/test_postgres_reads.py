@@ -1,5 +1,6 @@
 """How a read on PostgreSQL looks at the database's changes: once per read call (a
-recall), and on a fresh connection when a pooled one was broken by a restart.
+recall), and on a fresh connection when a pooled one was broken by a restart; a keyed
+HTTP write retried on another server.
 
     >>> with store.reading():            # the change sequences are read once in here
     ...     store.generation, store.fact_generation
@@ -74,3 +75,20 @@ def test_a_read_on_a_connection_broken_by_a_restart_is_sent_again(pg_url: str) -
         terminate()  # and a write: its transaction begins on a fresh connection
         mem.assert_fact("user", "likes", "tea")
         assert len(mem.facts("user", "likes")) == 2
+
+
+def test_an_http_retry_on_another_server_returns_the_first_answer(pg_url: str) -> None:
+    """Two servers on one database: the first acknowledged a keyed write (its answer
+    lost on the way), the client retries on the second with the same key."""
+    from fastapi.testclient import TestClient
+
+    from palimpsest.api import create_app
+
+    from .test_api_idempotency import FACT, LOOPBACK, ok, post, state
+
+    one = TestClient(create_app(pg_url, extractor=None), client=LOOPBACK)
+    two = TestClient(create_app(pg_url, extractor=None), client=LOOPBACK)
+    with one, two:
+        first = ok(post(one, "/v1/facts", FACT, "req-9"), 201)
+        assert ok(post(two, "/v1/facts", FACT, "req-9"), 201) == first
+        assert state(two) == state(one) and [f["id"] for f in state(one)[0]] == [first["id"]]
