@@ -147,3 +147,38 @@ def test_the_document_names_retry_after_on_503(served: tuple[TestClient, Outage]
             answer = op["responses"]["503"]
             assert "Retry-After" in answer["headers"], (method, path)
             assert "store_unavailable" in answer["description"]
+
+
+def test_a_worker_started_while_its_database_is_down_serves_it_once_it_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real PostgreSQL, down when `serve` starts: the worker comes up anyway, answers
+    503 `store_unavailable` with `Retry-After`, and opens the database by itself once
+    it is back (no restart)."""
+    import time
+
+    from palimpsest.api import app as app_module
+    from palimpsest.memory import Memory
+
+    from .pg_server import PostgresServer
+
+    monkeypatch.setattr(app_module, "OPEN_RETRY_S", 0.2)
+    pg = PostgresServer.start()
+    try:
+        url = pg.create_database("late")
+        Memory.open(url, extractor=None, embedder=None).close()  # the schema
+        pg.kill()
+        with TestClient(create_app(url, extractor=None), client=LOOPBACK) as c:
+            down = problem(c.post("/v1/facts", json=FACT), 503, "store_unavailable")
+            assert "cannot reach PostgreSQL" in down["detail"]
+            assert pg.password not in down["detail"]
+            assert c.post("/v1/facts", json=FACT).headers["Retry-After"] == "5"
+            assert c.get("/v1/health").status_code == 503
+            pg.restart()
+            deadline = time.monotonic() + 60
+            while c.get("/v1/health").status_code != 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            ok(c.post("/v1/facts", json=FACT), 201)
+            assert [f["object"] for f in ok(c.get("/v1/facts"))["items"]] == ["jazz"]
+    finally:
+        pg.stop()

@@ -27,7 +27,7 @@ from fastapi import FastAPI
 
 from .. import _names as names
 from .._time import utcnow
-from ..errors import ClosedError, NotFound
+from ..errors import ClosedError, NotFound, StoreUnavailable
 from ..storage.backends import is_database_url
 from . import problems, routes_explore, routes_review, ui
 from .address import remove_address, write_address
@@ -55,6 +55,9 @@ engine's stable error code. Every endpoint but `/v1/health` takes a `namespace`.
 """
 
 
+OPEN_RETRY_S = 5.0  # a database unreachable at startup: how often to try again
+
+
 @dataclass
 class ServerState:
     """What the endpoints reach through `request.app.state.palimpsest`."""
@@ -69,11 +72,29 @@ class ServerState:
     share: bool = False  # reach an owner holding the memory; else own it, serving its socket
     _memory: Memory | None = field(default=None, repr=False)
     _sharing: Sharing | None = field(default=None, repr=False)
+    _waiting: str | None = field(default=None, repr=False)  # why the database is not open
 
     def memory(self) -> Memory:
         if self._memory is None:
+            if self._waiting is not None:
+                raise StoreUnavailable(f"{self._waiting} (the server tries again every few s)")
             raise ClosedError("the server's memory is not open")
         return self._memory
+
+    def waiting(self, why: str) -> None:
+        """The database could not be reached: requests are 503s until it opens."""
+        self._waiting = why
+
+    async def open_when_reachable(self) -> None:
+        """Open a database that could not be reached at startup as soon as it answers;
+        until then every request is a 503 `store_unavailable` with `Retry-After`."""
+        while self._memory is None:
+            await asyncio.sleep(OPEN_RETRY_S)
+            try:
+                await asyncio.to_thread(self.open)
+            except StoreUnavailable as e:
+                self._waiting = e.message
+        self._waiting = None
 
     def open(self) -> None:
         models = self.embedder is not None
@@ -243,20 +264,38 @@ def create_app(
     if is_database_url(state.memory_path):
         address = None  # no directory to record it in; the CLI opens the database itself
 
+    tasks: list[asyncio.Task[Any]] = []
+
+    async def ready() -> None:
+        if warm:
+            await asyncio.to_thread(state.warm)
+        if address is not None:
+            write_address(Path(state.memory_path), *address)
+        if state.consolidator is not None:
+            tasks.append(asyncio.create_task(state.consolidator.run_forever()))
+
+    async def open_then_ready() -> None:
+        await state.open_when_reachable()
+        await ready()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state.open()
-        task = None
+        tasks.clear()
         try:
-            if warm:
-                await asyncio.to_thread(state.warm)
-            if address is not None:
-                write_address(Path(state.memory_path), *address)
-            if state.consolidator is not None:
-                task = asyncio.create_task(state.consolidator.run_forever())
+            state.open()
+        except StoreUnavailable as e:
+            if not is_database_url(state.memory_path):
+                raise
+            # a worker started while its database is down answers 503 until it opens it
+            # (a fleet's supervisor need not restart it)
+            state.waiting(e.message)
+            tasks.append(asyncio.create_task(open_then_ready()))
+        try:
+            if not tasks:
+                await ready()
             yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
