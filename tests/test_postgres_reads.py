@@ -92,3 +92,41 @@ def test_an_http_retry_on_another_server_returns_the_first_answer(pg_url: str) -
         first = ok(post(one, "/v1/facts", FACT, "req-9"), 201)
         assert ok(post(two, "/v1/facts", FACT, "req-9"), 201) == first
         assert state(two) == state(one) and [f["id"] for f in state(one)[0]] == [first["id"]]
+
+
+def test_writers_wait_only_for_writers_of_their_namespace(pg_url: str) -> None:
+    """Two processes' memories: while one holds a write transaction in namespace a,
+    a write in b goes through; one in a waits for it, and one that may write any
+    namespace (re-embedding, say) waits too."""
+    import threading
+
+    with (
+        Memory.open(pg_url, extractor=None, embedder=None) as a,
+        Memory.open(pg_url, extractor=None, embedder=None) as b,
+    ):
+        b.assert_fact("user", "likes", "tea", namespace="a")  # the schema and vocabulary
+        release, holding = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with a._store.write("a"):  # type: ignore[attr-defined]
+                holding.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert holding.wait(30)
+        try:
+            b.assert_fact("user", "likes", "jazz", namespace="b")  # not held up
+            same = threading.Thread(
+                target=b.assert_fact, args=("user", "likes", "chess"), kwargs={"namespace": "a"}
+            )
+            same.start()
+            same.join(1.0)
+            assert same.is_alive()  # queued behind the holder of a
+        finally:
+            release.set()
+            holder.join(30)
+        same.join(30)
+        assert not same.is_alive()
+        assert sorted(f.object for f in b.facts("user", "likes", namespace="a")) == ["chess", "tea"]
+        assert [f.object for f in a.facts("user", "likes", namespace="b")] == ["jazz"]

@@ -50,9 +50,14 @@ NO_TABLE = {
     "BEGIN": "a write transaction's start",
     "COMMIT": "its end",
     "ROLLBACK": "its end",
-    "SELECT pg_advisory_xact_lock(%s)": "the write lock: one advisory lock for the database,"
-    " so writers of every namespace queue on it (database-wide by design; per namespace"
-    " it would be the clock row's FOR UPDATE, docs/postgres.md)",
+    "SELECT pg_advisory_xact_lock(%s)": "the database's write lock, alone: a write of no"
+    " one namespace (re-embedding, migrations, the embedding worker's batches) waits for"
+    " every writer",
+    "SELECT pg_advisory_xact_lock_shared(%s),"
+    " pg_advisory_xact_lock(%s::int4, hashtext(%s))": "a namespace's write lock (the"
+    " namespace a bound parameter), with the database's, shared",
+    "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))": "a second namespace's lock in one"
+    " transaction",
 }
 NO_TABLE_PATTERNS = {
     r"^SELECT collname FROM pg_collation ": "the catalogue: which collation folds text",

@@ -175,7 +175,7 @@ class Episodes:
         with ctx.lock:
             saved = ctx.saved()
             try:
-                with store.write():
+                with store.write(ns):
                     k = ctx.tick()
                     rows: list[dict[str, Any]] = []
                     claims: list[dict[str, Any]] = []

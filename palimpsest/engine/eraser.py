@@ -75,7 +75,7 @@ class Eraser:
             self._embed.forget()  # queued text may be what goes now: the backfill redoes the rest
             saved = ctx.saved()
             try:
-                with store.write():
+                with store.write(ns):
                     k = ctx.tick()
                     tombs = self._erase(ns, assertion, episode, k, why)
             except BaseException:

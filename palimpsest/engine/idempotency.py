@@ -73,7 +73,7 @@ class Idempotency:
         fp = fingerprint(verb, request)
         adapter = self._adapter(shape)
         ctx = self._ctx
-        with ctx.lock, ctx.store.write():  # the verb's own transaction joins this one
+        with ctx.lock, ctx.store.write(namespace):  # the verb's own transaction joins this one
             keys = ctx.store.keys
             found = keys.get(namespace, key)
             if found is not None:

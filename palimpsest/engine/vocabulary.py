@@ -161,7 +161,7 @@ class Vocabulary:
         """Store a definition (its own transaction, or the caller's) and load it again."""
         ctx = self._ctx
         with ctx.lock:
-            with ctx.store.write():
+            with ctx.store.write(ns):
                 ctx.look()  # what stands before it: as committed, under the write lock
                 before = self.load(ns).get(pred.name)
                 ctx.store.names.upsert_predicate(ns, pred.model_dump())

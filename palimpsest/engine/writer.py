@@ -162,7 +162,7 @@ class Writer:
                 raise Conflict(f"{fact_id} was already retracted", id=fact_id)
             saved = ctx.saved()
             try:
-                with store.write():
+                with store.write(ns):
                     k = ctx.tick()
                     store.slots.retract_assertion(a["id"], k, why)
                     slot = a["slot_id"]
@@ -243,7 +243,7 @@ class Writer:
         entities: list[dict[str, Any]] = []
         saved = ctx.saved()
         try:
-            with ctx.store.write():
+            with ctx.store.write(ns):
                 k = ctx.tick() if k is None else k  # under the lock: looks (Context.tick)
                 if ctx.foreign != foreign:
                     # another process wrote before we took the write lock: the names

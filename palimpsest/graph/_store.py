@@ -97,8 +97,9 @@ class Store:
         self.db.close()
         finish_compaction(self.directory)
 
-    def write(self) -> AbstractContextManager[None]:
-        """One write transaction; nested use joins the outer one."""
+    def write(self, namespace: str | None = None) -> AbstractContextManager[None]:
+        """One write transaction; nested use joins the outer one (one process writes
+        the directory: no namespace to wait for)."""
         return self.db.write()
 
     def in_transaction(self) -> bool:

@@ -9,8 +9,10 @@ transactions, the write lock, and the change sequence caches check.
 
 Reads outside a write borrow a pooled connection in autocommit mode; inside a write
 they run on the transaction's own connection, so a writer reads its own rows. A
-write takes a transaction-scoped advisory lock first: writers queue across every
-process on the database, readers never wait (MVCC). Its commit moves
+write takes transaction-scoped advisory locks first: its namespace's (and the
+database's, shared), so writers of one namespace queue across every process while
+those of others go on; a write of no one namespace takes the database's alone and
+waits for every writer. Readers never wait (MVCC). Its commit moves
 `store_clock.change_seq` (and `fact_seq` when it touched a table a fact read reads),
 so any process's in-memory copies of rows see that they are stale: read-your-writes
 through any worker. Values always travel as bound parameters, never in the SQL text.
@@ -30,7 +32,10 @@ from typing import Any
 from ..errors import StoreError, StoreUnavailable, ValidationError
 from ..storage.rows import Row, VersionDelta
 
-WRITE_LOCK = 0x70616C6D  # "palm": the advisory lock every writer of the database takes
+# "palm": every writer takes it, shared when it writes one namespace (then it also takes
+# that namespace's lock: NAMESPACE_LOCK, the hash of its name), alone when it may write any
+WRITE_LOCK = 0x70616C6D
+NAMESPACE_LOCK = 0x6E73  # the class of the namespace locks (the two-int key space)
 POOL_MAX = 8
 # tables a fact version read never reads: writing them leaves every fact copy current
 NO_FACTS = frozenset(
@@ -222,9 +227,13 @@ class Database:
         return getattr(self._local, "conn", None) is not None
 
     @contextmanager
-    def write(self) -> Iterator[None]:
-        """One write transaction; nested use joins the outer one."""
+    def write(self, namespace: str | None = None) -> Iterator[None]:
+        """One write transaction; nested use joins the outer one (taking the locks the
+        outer one lacks). Writers of one namespace queue on its lock, across every
+        process; a write of no one namespace (None) waits for every writer."""
         if self.in_transaction():
+            if namespace is not None:  # None joins whatever the outer one holds
+                self._lock_for(self._local.conn, namespace)
             yield
             return
         if self.closed:
@@ -232,13 +241,14 @@ class Database:
         with self._lock:
             ctx, conn = self._begin()
             self._local.conn = conn
+            self._local.held = set()  # the namespaces locked; None: the whole database
             self._touched = self._blind = self._scoped = False
             self._reported = []
             self._clocks = None
             self._local_gen += 1
             ok = False
             try:
-                self._send(conn, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                self._lock_for(conn, namespace)
                 yield
                 self._finish(conn)
                 ok = True
@@ -252,6 +262,21 @@ class Database:
                     with suppress(Exception):  # the connection may be gone
                         self._send(conn, "ROLLBACK")
                 ctx.__exit__(None, None, None)
+
+    def _lock_for(self, conn: Any, namespace: str | None) -> None:
+        """Take what writing `namespace` (None: any) needs and this transaction lacks."""
+        held = self._local.held
+        if held is None or namespace in held:
+            return
+        if namespace is None:
+            self._send(conn, "SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            self._local.held = None
+        elif held:  # a second namespace in one transaction
+            self._send(conn, _NAMESPACE_LOCK, (NAMESPACE_LOCK, namespace))
+            held.add(namespace)
+        else:
+            self._send(conn, _LOCKS, (WRITE_LOCK, NAMESPACE_LOCK, namespace))
+            held.add(namespace)
 
     def _begin(self) -> tuple[Any, Any]:
         """A pooled connection with a transaction begun on it. Nothing is written yet, so
@@ -397,6 +422,8 @@ class _Scope:
         self.reported = True
 
 
+_NAMESPACE_LOCK = "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))"
+_LOCKS = "SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s::int4, hashtext(%s))"
 _IDLE_S = 2.0  # a pooled connection idle longer is checked before it is handed out
 
 

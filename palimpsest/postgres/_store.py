@@ -6,9 +6,9 @@
 
 The same slices as the Kùzu store (`palimpsest.graph`), each in its module, each
 one sitting's read; this module keeps the lifecycle: open, migrate, meta, clocks,
-generations, close. Any number of processes may open one database: writes queue on
-one advisory lock, and each write transaction reads the clocks every process has
-moved (`shared_clocks`).
+generations, close. Any number of processes may open one database: writes of one
+namespace queue on its advisory lock, and each write transaction reads the clocks every
+process has moved (`shared_clocks`).
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def write(self) -> AbstractContextManager[None]:
+    def write(self, namespace: str | None = None) -> AbstractContextManager[None]:
         """One write transaction; nested use joins the outer one."""
-        return self.db.write()
+        return self.db.write(namespace)
 
     def in_transaction(self) -> bool:
         return self.db.in_transaction()

@@ -278,7 +278,7 @@ class RecallIndex:
             quoting = {q for e in episode_ids for q in self._store.recall.texts_citing(e)} - set(
                 episode_ids
             )
-            with self._ctx.store.write():
+            with self._ctx.store.write(ns):
                 self._store.recall.delete_for([*episode_ids, *sorted(quoting)])
             self.indexes.pop(ns, None)
         # the quoting turns get new search rows at the next load (backfill)
@@ -448,7 +448,7 @@ class RecallIndex:
                 [rows[e] for e in emb_ids],
                 [rows.get(prev_of.get(e) or "") for e in emb_ids],
             )
-        with self._ctx.lock, self._ctx.store.write():
+        with self._ctx.lock, self._ctx.store.write(ns):
             self._store.recall.delete_for(orphans)
             self._store.recall.create_texts(texts)
             if emb is not None and ctx is not None:

@@ -124,8 +124,10 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
-    def write(self) -> AbstractContextManager[None]:
-        """One write transaction; nested use joins the outer one."""
+    def write(self, namespace: str | None = None) -> AbstractContextManager[None]:
+        """One write transaction; nested use joins the outer one. `namespace`: the one
+        namespace it writes, where several processes write the store (they then wait
+        only for writers of that namespace); None: it may write any (it waits for all)."""
         ...
 
     def in_transaction(self) -> bool:
