@@ -56,7 +56,7 @@ class FakeStore:
         self.names = self.slots = self.facts = self
 
     @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self, namespace: str | None = None) -> Iterator[None]:
         self.transactions += 1
         yield
         if self.fail_write:
