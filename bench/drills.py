@@ -45,8 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fleet import start_workers
-from load import iso, stop_server
+from load import iso, start_workers, stop_server
 from pg_server import PostgresServer
 
 from palimpsest import Memory

@@ -27,7 +27,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import locomo_data as lc
-from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
+from load import iso, loadavg, pct, start_workers, stop_server
 from pg_server import PostgresServer
 
 from palimpsest import Memory
@@ -65,23 +64,6 @@ def fill(location: str, conv_id: str) -> tuple[list[str], list[str], datetime, f
     speakers = sorted({str(i["speaker"]) for i in items})
     last = max(i["occurred_at"] for i in items)
     return [q.text for q in questions if q.conv_id == conv_id], speakers, last, took
-
-
-def start_workers(
-    location: str, n: int, log: Any
-) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-    procs, bases = [], []
-    for _ in range(n):
-        base = f"http://127.0.0.1:{free_port()}"
-        argv = [sys.executable, "-m", "palimpsest.cli", "--path", location, "serve",
-                "--host", "127.0.0.1", "--port", base.rsplit(":", 1)[1],
-                "--no-consolidate"]  # fmt: skip
-        procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=log, cwd=ROOT))
-        bases.append(base)
-    for p, b in zip(procs, bases, strict=True):
-        wait_healthy(p, b, 240.0)
-    return procs, bases
 
 
 def run(

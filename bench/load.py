@@ -226,6 +226,25 @@ def wait_healthy(proc: subprocess.Popen[bytes], base: str, limit: float) -> None
     raise SystemExit(f"server not healthy within {limit}s")
 
 
+def start_workers(
+    location: str, n: int, log: Any
+) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
+    """`n` `palimpsest serve` processes on `location` (`--no-consolidate`), each on its own
+    loopback port, once every one answers its health check: (processes, base URLs)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
+    procs, bases = [], []
+    for _ in range(n):
+        base = f"http://127.0.0.1:{free_port()}"
+        argv = [sys.executable, "-m", "palimpsest.cli", "--path", location, "serve",
+                "--host", "127.0.0.1", "--port", base.rsplit(":", 1)[1],
+                "--no-consolidate"]  # fmt: skip
+        procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=log, cwd=ROOT))
+        bases.append(base)
+    for p, b in zip(procs, bases, strict=True):
+        wait_healthy(p, b, 240.0)
+    return procs, bases
+
+
 def loadavg() -> list[float]:
     try:
         return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]

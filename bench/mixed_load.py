@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import locomo_data as lc
-from load import free_port, iso, loadavg, pct, stop_server, wait_healthy
+from load import iso, loadavg, pct, start_workers, stop_server
 
 from palimpsest import Memory
 from palimpsest.transfer import parse_locomo
@@ -204,15 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 - closed in finally
     try:
         if args.via == "http":
-            bases = [f"http://127.0.0.1:{free_port()}" for _ in range(args.workers)]
-            env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")}
-            for base in bases:
-                argv_ = [sys.executable, "-m", "palimpsest.cli", "--path", str(mem_path),
-                         "serve", "--host", "127.0.0.1", "--port", base.rsplit(":", 1)[1],
-                         "--no-consolidate"]  # fmt: skip
-                procs.append(subprocess.Popen(argv_, env=env, stdout=log, stderr=log, cwd=ROOT))
-            for proc, base in zip(procs, bases, strict=True):
-                wait_healthy(proc, base, 240.0)
+            procs, bases = start_workers(str(mem_path), args.workers, log)
             for base in bases[1:]:  # every worker loads its models and recall's index
                 httpx.get(f"{base}/v1/recall", params={"query": questions[0]}, timeout=300.0)
 
