@@ -65,8 +65,11 @@ class FakeStore:
     def shared_clocks(self) -> None:
         return None  # one process writes (the Kùzu store's answer)
 
-    def latest_k(self) -> None:
+    def latest_k(self, namespace: str) -> None:
         return None
+
+    def look(self, namespace: str | None) -> int:
+        return 0
 
     @property
     def foreign_generation(self) -> int:

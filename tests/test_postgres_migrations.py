@@ -16,13 +16,18 @@ from palimpsest.storage.backends import open_store
 
 from .conftest import Clock
 
-# what version 1 had where migration 2 changed it (`version_order` keyed by id alone)
+# what version 1 had where migrations 2 and 3 changed it (`version_order` keyed by id alone)
 AS_AT_VERSION_1 = (
     "ALTER TABLE version_order DROP CONSTRAINT version_order_pkey",
     "ALTER TABLE version_order DROP COLUMN namespace",
     "ALTER TABLE version_order ADD PRIMARY KEY (id)",
     "DROP INDEX episode_recorded_all",
     "DROP INDEX tombstone_erased_all",
+    # migration 3: each namespace's clock and change sequences
+    "DROP TABLE namespace_clock",
+    "DROP INDEX assertion_retracted_ns_ix",
+    "DROP INDEX tombstone_erased",
+    "DROP INDEX predicate_change_ns_at",
     "DELETE FROM schema_version WHERE version > 1",
 )
 

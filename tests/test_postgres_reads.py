@@ -1,22 +1,26 @@
-"""How a read on PostgreSQL looks at the database's changes: once per read call (a
-recall), and on a fresh connection when a pooled one was broken by a restart; a keyed
-HTTP write retried on another server.
+"""How a process on PostgreSQL sees the database's changes: one look per call, at the
+sequences of the call's namespace (and the database's), so writes of other namespaces
+leave its copies alone; each namespace keeps its own transaction clock; a read on a
+connection broken by a restart is sent again; a keyed HTTP write retried on another
+server.
 
-    >>> with store.reading():            # the change sequences are read once in here
-    ...     store.generation, store.fact_generation
+    >>> mem.facts("user", "likes")      # looks once: namespace_clock and store_clock
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 
 from palimpsest import Memory
 
+from .conftest import Clock
 
-def clock_reads(mem: Memory, run: Any) -> int:
-    """How many times `run()` read the change sequences."""
+
+def looks(mem: Memory, run: Any) -> list[str]:
+    """The statements `run()` sent that looked at the change sequences."""
     seen: list[str] = []
     db = mem._store.db  # type: ignore[attr-defined]
     db.observer = lambda sql, params: seen.append(sql)
@@ -24,39 +28,101 @@ def clock_reads(mem: Memory, run: Any) -> int:
         run()
     finally:
         db.observer = None
-    return sum("FROM store_clock" in s for s in seen)
+    return [s for s in seen if "clock" in s]
 
 
-def test_a_read_call_looks_at_the_changes_once_until_this_process_writes(pg_url: str) -> None:
+def test_a_call_looks_at_the_changes_once(pg_url: str) -> None:
     with Memory.open(pg_url, extractor=None, embedder=None) as mem:
         store = mem._store  # type: ignore[attr-defined]
         mem.assert_fact("user", "likes", "jazz")
-
-        def looks() -> None:
-            for _ in range(3):
-                assert store.generation == first[0] and store.fact_generation == first[1]
-
-        with store.reading():
-            first = (store.generation, store.fact_generation)
-            assert clock_reads(mem, looks) == 0  # the first look holds for the call
-            mem.assert_fact("user", "likes", "tea")  # this process writes: they move on
-            assert clock_reads(mem, lambda: store.fact_generation) == 1
-            assert store.fact_generation != first[1] and store.generation != first[0]
-        assert clock_reads(mem, lambda: (store.generation, store.generation)) == 2  # unpinned
+        assert len(looks(mem, lambda: mem.facts("user", "likes"))) == 1
+        assert len(looks(mem, lambda: mem.recall("what does the user like?"))) == 1
+        before = (store.generation, store.fact_generation)
+        assert looks(mem, lambda: (store.generation, store.fact_generation)) == []
+        mem.assert_fact("user", "likes", "tea")  # this process's write moves them on
+        assert store.generation != before[0] and store.fact_generation != before[1]
 
 
-def test_another_process_write_is_seen_by_the_next_read_call(pg_url: str) -> None:
+def test_another_process_write_is_seen_by_the_next_call(pg_url: str) -> None:
     with (
         Memory.open(pg_url, extractor=None, embedder=None) as a,
         Memory.open(pg_url, extractor=None, embedder=None) as b,
     ):
         store = a._store  # type: ignore[attr-defined]
-        with store.reading():
-            before = store.fact_generation
-            b.assert_fact("user", "likes", "jazz")
-            assert store.fact_generation == before  # one look per call
-        assert store.fact_generation != before
+        assert a.facts("user", "likes") == []
+        before = (store.foreign_generation, store.fact_generation)
+        b.assert_fact("user", "likes", "jazz")
+        assert (store.foreign_generation, store.fact_generation) == before  # until a looks
         assert [f.object for f in a.facts("user", "likes")] == ["jazz"]
+        assert store.foreign_generation != before[0] and store.fact_generation != before[1]
+
+
+def test_a_write_of_another_namespace_leaves_this_ones_copies(pg_url: str) -> None:
+    """Each namespace has its own change sequences: another process writing namespace y
+    moves nothing a call in x looks at; writing x does."""
+    with (
+        Memory.open(pg_url, extractor=None, embedder=None) as a,
+        Memory.open(pg_url, extractor=None, embedder=None) as b,
+    ):
+        store = a._store  # type: ignore[attr-defined]
+        b.assert_fact("user", "likes", "tea", namespace="x")
+        b.assert_fact("user", "likes", "tea", namespace="y")
+        assert [f.object for f in a.facts("user", "likes", namespace="x")] == ["tea"]
+        a.facts("user", "likes", namespace="y")
+        seen = store.foreign_generation
+        b.assert_fact("user", "likes", "jazz", namespace="y")
+        assert [f.object for f in a.facts("user", "likes", namespace="x")] == ["tea"]
+        assert store.foreign_generation == seen  # y's write: not looked at, not counted
+        b.assert_fact("user", "likes", "chess", namespace="x")
+        assert sorted(f.object for f in a.facts("user", "likes", namespace="x")) == [
+            "chess",
+            "tea",
+        ]
+        assert store.foreign_generation != seen
+        assert sorted(f.object for f in a.facts("user", "likes", namespace="y")) == [
+            "jazz",
+            "tea",
+        ]
+
+
+def test_a_write_moves_its_namespace_sequence_only(pg_url: str) -> None:
+    with Memory.open(pg_url, extractor=None, embedder=None) as mem:
+        mem.assert_fact("user", "likes", "jazz", namespace="x")
+        sent: list[tuple[str, Any]] = []
+        db = mem._store.db  # type: ignore[attr-defined]
+        db.observer = lambda sql, params: sent.append((sql, params))
+        try:
+            mem.assert_fact("user", "likes", "tea", namespace="x")
+        finally:
+            db.observer = None
+        moves = [(q, p) for q, p in sent if q.startswith(("UPDATE", "INSERT")) and "clock" in q]
+        assert len(moves) == 1 and "namespace_clock" in moves[0][0]
+        assert moves[0][1][0] == "x"
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            rows = conn.execute("SELECT namespace, change_seq FROM namespace_clock").fetchall()
+            db_row = conn.execute("SELECT change_seq FROM store_clock").fetchone()
+        assert dict(rows)["x"] >= 2 and db_row is not None
+
+
+def test_each_namespace_keeps_its_own_transaction_clock(pg_url: str) -> None:
+    """A worker whose clock runs a day ahead writes namespace y: K in y never goes back
+    (a worker behind it writes y after it), while x keeps the clock of those writing x."""
+    behind, ahead = Clock(), Clock()
+    ahead.tick(days=1)
+    with (
+        Memory.open(pg_url, clock=behind, extractor=None, embedder=None) as a,
+        Memory.open(pg_url, clock=ahead, extractor=None, embedder=None) as b,
+    ):
+        b.assert_fact("user", "lives_in", "Oslo", namespace="y")
+        a.assert_fact("user", "lives_in", "Rome", namespace="x")
+        a.assert_fact("user", "lives_in", "Bergen", namespace="y")
+        (x,) = a.history("user", namespace="x")
+        assert x.recorded_at == behind.now  # not pushed past y's day-ahead K
+        y = a.history("user", namespace="y")
+        (bergen,) = [f for f in y if f.object == "Bergen"]
+        assert bergen.recorded_at == ahead.now + timedelta(microseconds=1)
+        assert min(f.recorded_at for f in y if f.object == "Oslo") == ahead.now
+        assert [f.object for f in b.facts("user", "lives_in", namespace="y")] == ["Bergen"]
 
 
 def test_a_read_on_a_connection_broken_by_a_restart_is_sent_again(pg_url: str) -> None:

@@ -41,9 +41,10 @@ GLOBAL_TABLES = {
     "schema_version": "the schema's migrations: one history for the database",
     "meta": "the embedder identity, vector generation numbers and the per-namespace"
     " consolidation watermarks (the namespace is inside the key): a small reference table",
-    "store_clock": "the change and fact sequences every committed write moves, so caches in"
-    " any process see a change: one row for the database (docs/postgres.md plans a"
-    " per-namespace clock row instead)",
+    "store_clock": "the change and fact sequences a write of the whole database (no one"
+    " namespace: consolidation, restore, re-embedding) moves, and every look reads: one row"
+    " for the database (a reference table); a write of one namespace moves that namespace's"
+    " row of namespace_clock instead",
 }
 # Statements that name no table at all, each allowed by name.
 NO_TABLE = {
@@ -81,8 +82,16 @@ ALLOWLIST: tuple[Allowed, ...] = (
     Allowed(
         r"^SELECT \(SELECT max\(recorded_at\) FROM assertion\) AS a,",
         GLOBAL,
-        "Store.clocks: the latest transaction time and sequence of any namespace, so K never"
-        " goes backwards across processes (read once per write, under the write lock)",
+        "Store.clocks: the latest transaction time and sequence of any namespace: where a"
+        " process opening the memory starts its clock, and a write of the whole database's"
+        " (read once per write, under the write lock)",
+    ),
+    Allowed(
+        r"^SELECT NULL::text AS namespace, change_seq, fact_seq FROM store_clock WHERE id = 1"
+        r" UNION ALL SELECT namespace, change_seq, fact_seq FROM namespace_clock$",
+        GLOBAL,
+        "Database.look inside a write of the whole database (consolidation, restore,"
+        " re-embedding): every namespace's change sequences, so its copies are current",
     ),
     Allowed(
         r"^SELECT max\(changed_at\) FROM predicate_change$",

@@ -12,10 +12,13 @@ guards every in-process cache the collaborators keep.
 
 Where other processes write the store too (PostgreSQL), those caches may hold rows
 they changed. `foreign` counts the writes of others this process has noticed; it
-is read once at the start of every call (`ns`) and again under the write lock
-(`tick`), and a cache stamped with an older count starts again (or catches up):
-a read after another worker's acknowledged write sees it, and a write uses what
-was committed before it took the lock. On Kùzu it stays 0 and costs nothing.
+is looked up once at the start of every call (`ns`: the call's namespace) and again
+under the write lock (`tick`: the write's), and a cache stamped with an older count
+starts again (or catches up): a read after another worker's acknowledged write sees
+it, and a write uses what was committed before it took the lock. There each
+namespace has its own transaction clock: K never goes backwards in a namespace,
+whichever worker writes it (nor in this process, whichever namespace). On Kùzu
+`foreign` stays 0 and costs nothing.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class Context:
         self._mine: datetime | None = None  # the last K this process stamped
         self.closed = False
         # writes of other processes noticed so far (`look`): caches compare their stamp
-        self.foreign = store.foreign_generation
+        self.foreign = store.look(namespace)
 
     @classmethod
     def open(cls, store: Store, *, clock: Clock, namespace: str) -> Context:
@@ -98,13 +101,15 @@ class Context:
         of `Memory` starts here: it looks for other processes' writes (`look`)."""
         self.check_open()
         ns = self.namespace if namespace is None else names.check_namespace(namespace)
-        self.look()
+        self._local.call = ns  # what `now` reads the latest K of
+        self.look(ns)
         return ns
 
-    def look(self) -> int:
-        """`foreign`, as the store says now: one read of its change sequence where
-        other processes write it, none where this one is the only writer."""
-        self.foreign = self.store.foreign_generation
+    def look(self, namespace: str | None = None) -> int:
+        """`foreign`, as the store says now: one read of the change sequences of
+        `namespace` (inside a write: of the namespaces it writes) where other processes
+        write it, none where this one is the only writer."""
+        self.foreign = self.store.look(namespace)
         return self.foreign
 
     def tick(self) -> datetime:
@@ -145,11 +150,12 @@ class Context:
 
     def now(self) -> datetime:
         """The clock's reading, for defaults (`valid_at`, `known_at`); where several
-        processes write the store, never before the latest K any of them recorded (a
-        worker whose clock is behind another's still reads that one's acknowledged
-        writes as known now)."""
+        processes write the store, never before the latest K any of them recorded in
+        the namespace of the calling thread's current call (a worker whose clock is
+        behind another's still reads that one's acknowledged writes as known now)."""
         now = to_utc(self.clock(), name="clock")
-        latest = self.store.latest_k()
+        ns: str | None = getattr(self._local, "call", None)
+        latest = self.store.latest_k(self.namespace if ns is None else ns)
         return latest if latest is not None and latest > now else now
 
     def saved(self) -> Saved:

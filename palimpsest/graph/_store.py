@@ -127,6 +127,10 @@ class Store:
         """0: one process holds the directory, nobody else writes it."""
         return 0
 
+    def look(self, namespace: str | None) -> int:
+        """0: nobody else writes the directory; nothing to look at."""
+        return 0
+
     @property
     def fact_generation(self) -> int:
         """Changes only when a write may have changed a fact version (`_changes.py`)."""
@@ -189,7 +193,7 @@ class Store:
         times = [x for x in (a["r"], a["x"], e["r"], t["r"]) if x is not None]
         return (max(times) if times else None), int(a["s"] or 0)
 
-    def latest_k(self) -> datetime | None:
+    def latest_k(self, namespace: str) -> datetime | None:
         """None: one process holds the directory, its context's clock is the only one."""
         return None
 

@@ -12,10 +12,12 @@ they run on the transaction's own connection, so a writer reads its own rows. A
 write takes transaction-scoped advisory locks first: its namespace's (and the
 database's, shared), so writers of one namespace queue across every process while
 those of others go on; a write of no one namespace takes the database's alone and
-waits for every writer. Readers never wait (MVCC). Its commit moves
-`store_clock.change_seq` (and `fact_seq` when it touched a table a fact read reads),
-so any process's in-memory copies of rows see that they are stale: read-your-writes
-through any worker. Values always travel as bound parameters, never in the SQL text.
+waits for every writer. Readers never wait (MVCC). Its commit moves its namespace's
+change sequence (`namespace_clock`; and the fact sequence when it touched a table a fact
+read reads; a write of the database moves `store_clock`'s), so a process that looks
+(`look`, at the start of each call) sees that its in-memory copies of that namespace's
+rows are stale: read-your-writes through any worker, and writers of different namespaces
+share no row. Values always travel as bound parameters, never in the SQL text.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ NO_FACTS = frozenset(
         "meta",
         "schema_version",
         "store_clock",
+        "namespace_clock",
         "episode",
         "episode_text",
         "episode_emb",
@@ -58,6 +61,7 @@ NO_FACTS = frozenset(
 # ON CONFLICT ... DO UPDATE SET updates the INSERT's own table
 _WRITES = re.compile(r"\b(?:INSERT\s+INTO|(?<!DO\s)UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
 _KEPT = 512  # own fact deltas remembered; a copy older than them is read again whole
+_WATCHED = 4096  # namespaces whose sequences a process remembers having seen
 
 
 def touches_facts(sql: str) -> bool:
@@ -119,8 +123,10 @@ class Database:
         self._blind = False  # ... outside a declared scope (its delta is unknown)
         self._scoped = False
         self._clocks: tuple[datetime | None, int] | None = None
-        self._pins = threading.local()  # a thread's read call's sequences (`pinned`)
-        self._seen: int | None = None  # the change sequence as this process last saw it
+        # each sequence row as this process last saw it, by namespace (None: the database's)
+        self._seen: dict[str | None, tuple[int, int]] = {}
+        self._view = 0  # changes seen, this process's own and others' (`generation`)
+        self._fact_view = 0  # ... of those that may have changed a fact (`fact_generation`)
         self._foreign = 0  # writes of other processes noticed (`foreign_generation`)
         self._seen_lock = threading.Lock()
         # sees every statement text sent, with its parameters (a test checks that each
@@ -306,77 +312,97 @@ class Database:
         return conn.execute(sql, params)
 
     def _finish(self, conn: Any) -> None:
-        touched = self._touched
-        row = self._send(
-            conn,
-            "UPDATE store_clock SET change_seq = change_seq + 1,"
-            " fact_seq = fact_seq + %s WHERE id = 1 RETURNING change_seq, fact_seq",
-            (1 if touched else 0,),
-        ).fetchone()
+        touched, held = self._touched, self._local.held
+        if held is None:  # a write of the database: its own row
+            rows = self._send(conn, _MOVE_DB, (int(touched),)).fetchall()
+        else:  # its namespaces' rows only: writers of others never wait on them
+            rows = [self._send(conn, _MOVE, (ns, int(touched))).fetchone() for ns in sorted(held)]
         self._send(conn, "COMMIT")
-        self._saw(int(row["change_seq"]), own=True)
-        if touched:
-            known = not self._blind and len(self._reported) == 1
-            delta = self._reported[0] if known else None
-            self._deltas[int(row["fact_seq"])] = delta
-            while len(self._deltas) > _KEPT:
-                self._deltas.popitem(last=False)
+        known = touched and not self._blind and len(self._reported) == 1
+        self._committed(list(rows), touched, self._reported[0] if known else None)
 
     # --- what copies of rows check -----------------------------------------------------
-    def seqs(self) -> tuple[int, int]:
-        """(change_seq, fact_seq) as committed (inside a write: as this one sees them;
-        inside `pinned`: as the first look found them, until this process writes)."""
-        pin = self._pin if not self.in_transaction() else None
-        held = getattr(pin, "seqs", None)
-        if held is not None and held[0] == self._local_gen:
-            return held[1]  # type: ignore[no-any-return]
-        rows = self.query("SELECT change_seq, fact_seq FROM store_clock WHERE id = 1")
-        out = (int(rows[0]["change_seq"]), int(rows[0]["fact_seq"])) if rows else (0, 0)
-        if pin is not None:
-            pin.seqs = (self._local_gen, out)
-        return out
-
-    @property
-    def _pin(self) -> Any:
-        return self._pins if getattr(self._pins, "depth", 0) else None
-
-    @contextmanager
-    def pinned(self) -> Iterator[None]:
-        """One read call: the sequences are looked up once for all of it (one round trip,
-        not one per cache it consults); a write of this process moves them on."""
-        pins = self._pins
-        depth = getattr(pins, "depth", 0)
-        pins.depth = depth + 1
-        if not depth:
-            pins.seqs = None
-        try:
-            yield
-        finally:
-            pins.depth = depth
-
-    def _saw(self, change_seq: int, *, own: bool = False) -> None:
-        """Count a change this process did not make: the sequence moved past what we
-        saw other than by our own commit (which moves it by exactly one)."""
+    # Every namespace has its own change and fact sequences (`namespace_clock`), moved by
+    # the commits of its writers; `store_clock`'s one row is moved only by writes of no one
+    # namespace (consolidation, restore, re-embedding). A process sees them only when it
+    # looks (`look`, once at the start of each call, and under the write lock), and keeps
+    # its own counters of what it saw move: `generation`, `fact_generation` and
+    # `foreign_generation` are those counters, read without a round trip.
+    def look(self, namespace: str | None) -> int:
+        """Look at the sequences of `namespace` (and the database's); inside a write, at
+        those of the namespaces it holds (all of them in a write of the database). Count
+        any change another process made since this one last looked; `foreign_generation`."""
+        held = getattr(self._local, "held", ()) if self.in_transaction() else ()
+        wanted: list[str] = []
+        if held is None:
+            rows = self.query(_LOOK_ALL)
+        else:
+            wanted = sorted({namespace, *held} - {None})
+            rows = self.query(_LOOK, (wanted,))
+        found = {r["namespace"]: (int(r["change_seq"]), int(r["fact_seq"])) for r in rows}
         with self._seen_lock:
-            seen = self._seen
-            if seen is not None and change_seq != seen and not (own and change_seq == seen + 1):
+            for ns in wanted:  # a namespace nobody has written yet: at its start
+                found.setdefault(ns, (0, 0))
+            for key, now in found.items():
+                self._saw(key, now)
+            return self._foreign
+
+    def _saw(self, key: str | None, now: tuple[int, int]) -> None:
+        """A sequence row as found: any move since it was last seen is another process's
+        (this one's own commits update what it saw as they commit). A namespace seen for
+        the first time counts as moved, unless nothing was seen yet: copies of its rows
+        made before this process watched it may be stale."""
+        seen = self._seen.get(key)
+        if seen == now or (seen is None and not self._seen):
+            self._seen[key] = now
+            return
+        self._seen[key] = now
+        self._foreign += 1
+        self._view += 1
+        if seen is None or now[1] != seen[1]:
+            self._fact_view += 1
+            self._deltas[self._fact_view] = None  # what they did to facts: unknown
+        if len(self._seen) > _WATCHED:  # forgotten ones count as moved when seen again
+            self._seen.pop(next(k for k in self._seen if k is not None))
+
+    def _committed(self, rows: list[Row], touched: bool, delta: VersionDelta | None) -> None:
+        """This process's commit moved these sequence rows by one (facts: by `touched`)."""
+        with self._seen_lock:
+            others = False
+            for r in rows:
+                key, now = r["namespace"], (int(r["change_seq"]), int(r["fact_seq"]))
+                seen = self._seen.get(key)
+                others |= seen is None or now != (seen[0] + 1, seen[1] + int(touched))
+                self._seen[key] = now
+            if others:  # another process committed in between, unseen
                 self._foreign += 1
-            self._seen = change_seq if seen is None else max(seen, change_seq)
+            self._view += 1
+            if touched or others:
+                self._fact_view += 1
+                self._deltas[self._fact_view] = None if others else delta
+                while len(self._deltas) > _KEPT:
+                    self._deltas.popitem(last=False)
+
+    def seen(self, namespace: str) -> tuple[Any, Any] | None:
+        """What this process last saw of `namespace`'s sequences and the database's
+        (None: it never looked): copies keyed on it are current until it moves."""
+        with self._seen_lock:
+            mine, db = self._seen.get(namespace), self._seen.get(None)
+        return None if mine is None and db is None else (mine, db)
 
     @property
     def foreign_generation(self) -> int:
-        """Moves when another process has committed a write since this one last looked."""
-        self._saw(self.seqs()[0])
+        """Moves when a look found another process's write (`look`)."""
         return self._foreign
 
     @property
     def generation(self) -> int:
-        """Moves whenever anything may have been written, by any process."""
-        return (self.seqs()[0] << 20) + self._local_gen
+        """Moves whenever anything may have been written, by any process (as looked)."""
+        return (self._view << 20) + self._local_gen
 
     @property
     def fact_generation(self) -> int:
-        return self.seqs()[1] * 2 + (1 if self.in_transaction() and self._touched else 0)
+        return self._fact_view * 2 + (1 if self.in_transaction() and self._touched else 0)
 
     def facts_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
         now = self.fact_generation
@@ -385,8 +411,8 @@ class Database:
         if generation % 2 or now % 2:
             return None
         out = []
-        for seq in range(generation // 2 + 1, now // 2 + 1):
-            d = self._deltas.get(seq)
+        for view in range(generation // 2 + 1, now // 2 + 1):
+            d = self._deltas.get(view)
             if d is None:
                 return None  # another process wrote it, or the writer did not say
             out.append(d)
@@ -405,6 +431,11 @@ class Database:
             if self._touched and not scope.reported:
                 self._blind = True
 
+    def held(self) -> set[str] | None:
+        """The namespaces the calling thread's write holds (None: the whole database)."""
+        held: set[str] | None = self._local.held
+        return None if held is None else set(held)
+
     def clocks_in_write(self, read: Any) -> tuple[datetime | None, int]:
         """The stored clocks as this write transaction found them (read once per write)."""
         if self._clocks is None:
@@ -422,6 +453,25 @@ class _Scope:
         self.reported = True
 
 
+_LOOK = (
+    "SELECT NULL::text AS namespace, change_seq, fact_seq FROM store_clock WHERE id = 1"
+    " UNION ALL SELECT namespace, change_seq, fact_seq FROM namespace_clock"
+    " WHERE namespace = ANY(%s)"
+)
+_LOOK_ALL = (
+    "SELECT NULL::text AS namespace, change_seq, fact_seq FROM store_clock WHERE id = 1"
+    " UNION ALL SELECT namespace, change_seq, fact_seq FROM namespace_clock"
+)
+_MOVE_DB = (
+    "UPDATE store_clock SET change_seq = change_seq + 1, fact_seq = fact_seq + %s"
+    " WHERE id = 1 RETURNING NULL::text AS namespace, change_seq, fact_seq"
+)
+_MOVE = (
+    "INSERT INTO namespace_clock (namespace, change_seq, fact_seq) VALUES (%s, 1, %s)"
+    " ON CONFLICT (namespace) DO UPDATE SET change_seq = namespace_clock.change_seq + 1,"
+    " fact_seq = namespace_clock.fact_seq + excluded.fact_seq"
+    " RETURNING namespace, change_seq, fact_seq"
+)
 _NAMESPACE_LOCK = "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))"
 _LOCKS = "SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s::int4, hashtext(%s))"
 _IDLE_S = 2.0  # a pooled connection idle longer is checked before it is handed out

@@ -1,7 +1,7 @@
 """The PostgreSQL schema as numbered migrations, each applied once, in a transaction.
 
     >>> [m.version for m in migrations()]
-    [1, 2]
+    [1, 2, 3]
 
 Each slice module owns the DDL of the tables it writes (`DDL`); migration 1 is the
 store's core tables followed by theirs. Never edit a released migration: add the
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 CORE = (
     "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY,"
     " name text NOT NULL, applied_at timestamptz NOT NULL)",
     'CREATE TABLE IF NOT EXISTS meta (key text COLLATE "C" PRIMARY KEY, value text)',
-    # one row: the change sequence every committed write moves (caches check it)
+    # one row: the change sequences a write of the whole database moves (caches check it)
     "CREATE TABLE IF NOT EXISTS store_clock (id integer PRIMARY KEY CHECK (id = 1),"
     " change_seq bigint NOT NULL, fact_seq bigint NOT NULL)",
     "INSERT INTO store_clock VALUES (1, 0, 0) ON CONFLICT DO NOTHING",
@@ -33,6 +33,17 @@ CORE = (
 CLOCK_INDEXES = (
     "CREATE INDEX IF NOT EXISTS episode_recorded_all ON episode (recorded_at)",
     "CREATE INDEX IF NOT EXISTS tombstone_erased_all ON tombstone (erased_at)",
+)
+
+# Each namespace's own clock and change sequences (migration 3): a write moves only its
+# namespace's row, and finds its namespace's latest K by (namespace, time) index probes,
+# so writers of different namespaces share no row (nor, distributed by namespace, a node)
+NAMESPACE_CLOCKS = (
+    'CREATE TABLE IF NOT EXISTS namespace_clock (namespace text COLLATE "C" PRIMARY KEY,'
+    " change_seq bigint NOT NULL, fact_seq bigint NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS assertion_retracted_ns_ix ON assertion (namespace, retracted_at)",
+    "CREATE INDEX IF NOT EXISTS tombstone_erased ON tombstone (namespace, erased_at)",
+    "CREATE INDEX IF NOT EXISTS predicate_change_ns_at ON predicate_change (namespace, changed_at)",
 )
 
 
@@ -76,4 +87,8 @@ def migrations() -> list[Migration]:
         for stmt in module.DDL
     )
     namespaced = CLOCK_INDEXES + _slots.VERSION_ORDER_BY_NAMESPACE
-    return [Migration(1, "store", store), Migration(2, "namespaced", namespaced)]
+    return [
+        Migration(1, "store", store),
+        Migration(2, "namespaced", namespaced),
+        Migration(3, "namespace clocks", NAMESPACE_CLOCKS),
+    ]

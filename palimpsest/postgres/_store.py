@@ -7,14 +7,14 @@
 The same slices as the Kùzu store (`palimpsest.graph`), each in its module, each
 one sitting's read; this module keeps the lifecycle: open, migrate, meta, clocks,
 generations, close. Any number of processes may open one database: writes of one
-namespace queue on its advisory lock, and each write transaction reads the clocks every
-process has moved (`shared_clocks`).
+namespace queue on its advisory lock, and each write transaction reads the clocks of its
+namespace as every process has moved them (`shared_clocks`): each namespace keeps its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,7 +43,8 @@ class Store:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.location = safe_url(db.url)
-        self._clocks: tuple[int, tuple[datetime | None, int]] | None = None  # by change_seq
+        # each namespace's latest K, with the sequences it was read at (`latest_k`)
+        self._clocks: dict[str, tuple[Any, datetime | None]] = {}
         self.names = NameStore(db)
         self.slots = SlotStore(db, self.names)
         self.facts = FactStore(db)
@@ -134,6 +135,11 @@ class Store:
     def foreign_generation(self) -> int:
         return self.db.foreign_generation
 
+    def look(self, namespace: str | None) -> int:
+        """One round trip: `namespace`'s change sequences (inside a write: its own
+        namespaces'), and the database's."""
+        return self.db.look(namespace)
+
     def facts_changed_since(self, generation: int) -> tuple[VersionDelta, ...] | None:
         return self.db.facts_since(generation)
 
@@ -141,7 +147,8 @@ class Store:
         return self.db.declared()
 
     def reading(self) -> AbstractContextManager[None]:
-        return self.db.pinned()
+        """Nothing to pin: the generations move only when a call looks (`look`)."""
+        return nullcontext()
 
     def request_compaction(self) -> None:
         """Erased rows are gone at commit; VACUUM reclaims their pages (autovacuum)."""
@@ -159,43 +166,72 @@ class Store:
         )
 
     def clocks(self) -> tuple[datetime | None, int]:
-        """The latest transaction time stored anywhere, and the highest sequence number
-        (read again only once a commit moved the change sequence)."""
-        if self.db.in_transaction():  # what this transaction sees (its own rows too)
-            return self._read_clocks()
-        at = self.db.seqs()[0]
-        kept = self._clocks
-        if kept is not None and kept[0] == at:
-            return kept[1]
-        found = self._read_clocks()
-        self._clocks = (at, found)  # a commit in between: found is newer, never older
-        return found
-
-    def _read_clocks(self) -> tuple[datetime | None, int]:
-        r = self.db.query(
-            "SELECT (SELECT max(recorded_at) FROM assertion) AS a,"
-            " (SELECT max(retracted_at) FROM assertion) AS x,"
-            " (SELECT max(seq) FROM assertion) AS s,"
-            " (SELECT max(recorded_at) FROM episode) AS e,"
-            " (SELECT max(erased_at) FROM tombstone) AS t,"
-            " (SELECT max(changed_at) FROM predicate_change) AS p"
-        )[0]
+        """The latest transaction time stored in any namespace, and the highest sequence
+        number (where a process starts its own clock)."""
+        r = self.db.query(_CLOCKS)[0]
         times = [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
         return (max(times) if times else None), int(r["s"] or 0)
 
-    def latest_k(self) -> datetime | None:
-        """The latest transaction time any process recorded (inside a write: as it
-        found them, read once)."""
+    def clocks_of(self, namespaces: Sequence[str]) -> tuple[datetime | None, int]:
+        """The latest transaction time recorded in these namespaces, and their highest
+        sequence number: each a backward probe of a (namespace, time) index."""
+        times: list[datetime] = []
+        seq = 0
+        for ns in namespaces:
+            r = self.db.query(_NAMESPACE_CLOCKS, {"ns": ns})[0]
+            times += [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
+            seq = max(seq, int(r["s"] or 0))
+        return (max(times) if times else None), seq
+
+    def latest_k(self, namespace: str) -> datetime | None:
+        """The latest transaction time any process recorded in `namespace` (inside a
+        write: in the namespaces it holds, as it found them; outside, read again only
+        once a look saw the namespace's sequences move)."""
         shared = self.shared_clocks()
-        return (shared if shared is not None else self.clocks())[0]
+        if shared is not None:
+            return shared[0]
+        stamp = self.db.seen(namespace)
+        kept = self._clocks.get(namespace)
+        if kept is not None and stamp is not None and kept[0] == stamp:
+            return kept[1]
+        found = self.clocks_of([namespace])[0]
+        if stamp is not None:  # read after the stamp: as new as it, or newer
+            if len(self._clocks) >= _CLOCKS_KEPT:
+                self._clocks.clear()
+            self._clocks[namespace] = (stamp, found)
+        return found
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
-        """Inside a write: the clocks as every process has moved them (read once per
-        transaction, under the write lock), so K never goes backwards whichever worker
+        """Inside a write: the clocks of the namespaces it holds (of all, in a write of
+        the database) as every process has moved them, read once per transaction under
+        the write lock, so K never goes backwards in a namespace whichever worker
         writes. Outside one: None."""
         if not self.db.in_transaction():
             return None
-        return self.db.clocks_in_write(self.clocks)
 
+        def read() -> tuple[datetime | None, int]:
+            held = self.db.held()
+            return self.clocks() if held is None else self.clocks_of(sorted(held))
+
+        return self.db.clocks_in_write(read)
+
+
+_CLOCKS = (
+    "SELECT (SELECT max(recorded_at) FROM assertion) AS a,"
+    " (SELECT max(retracted_at) FROM assertion) AS x,"
+    " (SELECT max(seq) FROM assertion) AS s,"
+    " (SELECT max(recorded_at) FROM episode) AS e,"
+    " (SELECT max(erased_at) FROM tombstone) AS t,"
+    " (SELECT max(changed_at) FROM predicate_change) AS p"
+)
+_NAMESPACE_CLOCKS = (
+    "SELECT (SELECT max(recorded_at) FROM assertion WHERE namespace = %(ns)s) AS a,"
+    " (SELECT max(retracted_at) FROM assertion WHERE namespace = %(ns)s) AS x,"
+    " (SELECT max(seq) FROM assertion WHERE namespace = %(ns)s) AS s,"
+    " (SELECT max(recorded_at) FROM episode WHERE namespace = %(ns)s) AS e,"
+    " (SELECT max(erased_at) FROM tombstone WHERE namespace = %(ns)s) AS t,"
+    " (SELECT max(changed_at) FROM predicate_change WHERE namespace = %(ns)s) AS p"
+)
+_CLOCKS_KEPT = 4096  # namespaces whose latest K is kept
 
 __all__ = ["WRITE_LOCK", "Store"]

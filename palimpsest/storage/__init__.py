@@ -150,9 +150,16 @@ class Store(Protocol):
 
     @property
     def foreign_generation(self) -> int:
-        """Moves when another process has written the store since this one last asked
+        """Moves when a look (`look`) found that another process has written the store
         (never, where one process holds it): in-process copies that assume this process
         is the only writer (the name map) start again."""
+        ...
+
+    def look(self, namespace: str | None) -> int:
+        """Look for other processes' writes of `namespace` (inside a write: of the
+        namespaces it holds), and of the whole store; `foreign_generation` after it.
+        Every call of a memory looks once at its start: until the next look, the
+        generations stand still."""
         ...
 
     @property
@@ -186,13 +193,15 @@ class Store(Protocol):
         """The latest transaction time stored anywhere, and the highest sequence number."""
         ...
 
-    def latest_k(self) -> datetime | None:
+    def latest_k(self, namespace: str) -> datetime | None:
         """Where several processes write the store: the latest transaction time any of
-        them recorded (what "now" may not precede). None where only this process writes."""
+        them recorded in `namespace` (what "now" may not precede there). None where only
+        this process writes."""
         ...
 
     def shared_clocks(self) -> tuple[datetime | None, int] | None:
-        """Inside a write transaction of a store several processes write: `clocks()` as
-        that transaction found them, under the write lock. None where only this process
+        """Inside a write transaction of a store several processes write: the clocks of
+        the namespaces it writes (of all, in a write of the whole store) as that
+        transaction found them, under the write lock. None where only this process
         writes (its context's own clocks are current)."""
         ...
