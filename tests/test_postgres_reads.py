@@ -196,3 +196,39 @@ def test_writers_wait_only_for_writers_of_their_namespace(pg_url: str) -> None:
         assert not same.is_alive()
         assert sorted(f.object for f in b.facts("user", "likes", namespace="a")) == ["chess", "tea"]
         assert [f.object for f in a.facts("user", "likes", namespace="b")] == ["jazz"]
+
+
+def test_the_embedding_worker_waits_only_for_writers_of_its_namespaces(pg_url: str) -> None:
+    """Its batch of vectors for namespace b goes through while another process holds a
+    write of namespace a (it took the database's lock alone before: every writer's)."""
+    import threading
+
+    from palimpsest.recall import HashingEmbedder
+
+    with (
+        Memory.open(pg_url, extractor=None, embedder=None) as a,
+        Memory.open(pg_url, extractor=None, embedder=HashingEmbedder()) as b,
+    ):
+        b.assert_fact("Mira", "likes", "tea", namespace="a")  # the schema, a's vectors
+        b._embed.drain()
+        release, holding = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with a._store.write("a"):  # type: ignore[attr-defined]
+                holding.set()
+                release.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert holding.wait(30)
+        try:
+            b.assert_fact("Mira", "lives_in", "Sydney", namespace="b")
+            drained = threading.Thread(target=b._embed.drain)
+            drained.start()
+            drained.join(20)
+            assert not drained.is_alive()  # the worker stored b's vectors meanwhile
+            ids, _ = b._store.embeddings.names_of("b")  # type: ignore[attr-defined]
+            assert len(ids) == 2  # Mira and Sydney
+        finally:
+            release.set()
+            holder.join(30)

@@ -105,7 +105,7 @@ class Reviewer:
             a = self._claim(ns, fact_id)
             decision = Decision("promote", (a["slot_id"], a["object_id"]), (a["id"],), why)
             text = f"review: {why}"
-            with self._store.write():
+            with self._store.write(ns):
                 item = {**self._promote.promotion(decision), "origin": "review"}
                 new = self._writer.write_assertions(ns, [item])[0]
                 self._writer.retract(ns, a["id"], reason=f"{text}; promoted as {new.id}")

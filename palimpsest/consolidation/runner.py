@@ -152,7 +152,7 @@ class Consolidator:
                 self._keep_report(report)
                 self.hook("watermark")
                 beat()
-                with ctx.store.write():
+                with ctx.store.write(ns):
                     self._cs.set_watermark(ns, mark)
             return report
 

@@ -24,8 +24,8 @@ whichever worker writes it (nor in this process, whichever namespace). On Kùzu
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta
 
 from .. import _names as names
@@ -91,6 +91,18 @@ class Context:
             yield
         finally:
             self._local.namespace = before
+
+    @contextmanager
+    def writing(self, namespaces: Iterable[str]) -> Iterator[None]:
+        """One write transaction of these namespaces (a batch of the embedding worker's,
+        say): it waits only for their writers, not every writer of the store. Their
+        locks are taken in order, so two such writers never wait on each other."""
+        spaces: list[str | None] = []
+        spaces.extend(sorted(set(namespaces)))
+        with ExitStack() as held:
+            for ns in spaces or [None]:
+                held.enter_context(self.store.write(ns))
+            yield
 
     def check_open(self) -> None:
         if self.closed:

@@ -104,7 +104,7 @@ class UseLog:
             if not buf or self._ctx.closed:
                 return
             rows = [{"id": e, "namespace": ns, "at": at, "n": n} for e, (ns, at, n) in buf.items()]
-            with self._ctx.store.write():
+            with self._ctx.writing(ns for ns, _, _ in buf.values()):
                 self._us.record(rows)
             buf.clear()
             self.flushed = time.monotonic()

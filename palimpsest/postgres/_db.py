@@ -343,17 +343,18 @@ class Database:
         with self._seen_lock:
             for ns in wanted:  # a namespace nobody has written yet: at its start
                 found.setdefault(ns, (0, 0))
+            first = not self._seen
             for key, now in found.items():
-                self._saw(key, now)
+                self._saw(key, now, first=first)
             return self._foreign
 
-    def _saw(self, key: str | None, now: tuple[int, int]) -> None:
+    def _saw(self, key: str | None, now: tuple[int, int], *, first: bool) -> None:
         """A sequence row as found: any move since it was last seen is another process's
         (this one's own commits update what it saw as they commit). A namespace seen for
-        the first time counts as moved, unless nothing was seen yet: copies of its rows
-        made before this process watched it may be stale."""
+        the first time counts as moved, unless this is the process's first look: copies
+        of its rows made before this process watched it may be stale."""
         seen = self._seen.get(key)
-        if seen == now or (seen is None and not self._seen):
+        if seen == now or (seen is None and first):
             self._seen[key] = now
             return
         self._seen[key] = now

@@ -352,8 +352,10 @@ class EmbedWorker:
             alive = {r["id"] for r in self._ctx.store.names.entities_by_ids(need_names)}
             keep = [i for i, e in enumerate(need_names) if e in alive and e not in have_names]
             fresh = [i for i, k in enumerate(need_stmts) if k not in have_stmts]
+            spaces = [names[need_names[i]][0] for i in keep]
+            spaces += [stmts[need_stmts[i]][0] for i in fresh]
             try:
-                with self._ctx.store.write():
+                with self._ctx.writing(spaces):
                     if keep:
                         es.create_names(
                             [need_names[i] for i in keep],
@@ -426,11 +428,11 @@ class EmbedWorker:
         for start in range(0, len(todo), batch_size):
             named = todo[start : start + batch_size]
             vecs = emb.embed([name for _, name in named])
-            with store.write():
+            with store.write(ns):
                 es.create_names([i for i, _ in named], [ns] * len(named), vecs)
         shown = {statement_key(ns, *r): r for r in es.statement_rows(ns)}
         stored = es.statement_keys_of(ns)
-        with store.write():
+        with store.write(ns):
             es.delete_statements(sorted(stored - set(shown)))
             es.delete_names(es.orphan_names(ns))
         keys = [k for k in shown if k not in stored]
@@ -438,6 +440,6 @@ class EmbedWorker:
             chunk = keys[start : start + batch_size]
             forms = [variants(*shown[k]) for k in chunk]
             vecs = emb.embed([t for f in forms for t in f]).reshape(len(chunk), 2, emb.dim)
-            with store.write():
+            with store.write(ns):
                 es.create_statements(chunk, [ns] * len(chunk), [vecs[:, 0], vecs[:, 1]])
         return len(todo), len(keys)

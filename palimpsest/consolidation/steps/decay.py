@@ -60,5 +60,5 @@ class Decay:
                     f" {used[1]} times, last {idle:.0f} days ago: stays in the hot recall set",
                 )
         if gone and not run.dry_run:
-            with self._store.write():
+            with self._store.write(ns):
                 self._cs.archive(gone)

@@ -47,7 +47,7 @@ class Dedupe:
             )
         if run.dry_run or not found:
             return
-        with self._store.write():
+        with self._store.write(ns):
             self._cs.record_duplicates(
                 [
                     {

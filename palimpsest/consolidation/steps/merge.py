@@ -137,7 +137,7 @@ class Merge:
             vecs = self._embedder.embed([e["name"] for e in missing])
             out.update((e["id"], vecs[i]) for i, e in enumerate(missing))
             if not run.dry_run:
-                with self._ctx.store.write():
+                with self._ctx.store.write(run.namespace):
                     self._embed.es.create_names(
                         [e["id"] for e in missing], [run.namespace] * len(missing), vecs
                     )
@@ -161,7 +161,7 @@ class Merge:
             if run.dry_run:
                 continue
             try:
-                with store.write():
+                with store.write(ns):
                     moved = self._move(
                         ns,
                         {loser_id: winner["id"]},

@@ -55,7 +55,7 @@ class Promote:
         ]
         if run.dry_run:
             return
-        with self._ctx.store.write():
+        with self._ctx.store.write(ns):
             # every promotion in one write (one materialisation pass), then the retractions
             promoted = [(d, c) for d, c in zip(decisions, changes, strict=True)]
             promoted = [(d, c) for d, c in promoted if d.action == "promote"]

@@ -105,7 +105,7 @@ class Reconcile:
             run.add("reconcile", "resolved", [c["slot_id"]], f"no longer contested: {c['reason']}")
         if run.dry_run or not (writes or contests or resolve):
             return
-        with self._ctx.store.write():
+        with self._ctx.store.write(ns):
             parsed = [self._reconciled(a) for a, _, _ in writes]
             written = self._writer.write_assertions(ns, parsed)
             for f, (_, reason, change) in zip(written, writes, strict=True):

@@ -72,7 +72,7 @@ class Unmerge:
                 raise NotFound(f"an entity of {merge_id} was erased", id=merge_id)
             plan = self._unmerge_plan(ns, m)
             why = f"unmerged {merge_id}"
-            with store.write():
+            with store.write(ns):
                 store.names.add_entity_keys((ns, key, loser["id"]) for key in m["keys"])
                 keep = [a for a in winner["aliases"] or [] if a not in set(m["keys"])]
                 self._cs.set_aliases(winner["id"], keep)
