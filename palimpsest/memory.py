@@ -230,9 +230,10 @@ class Memory:
         """The namespace a call names (checked; ClosedError once closed), or the default."""
         return self._ctx.ns(namespace)
 
-    def now(self) -> datetime:
-        """The clock's reading, for defaults (`valid_at`, `known_at`)."""
-        return self._ctx.now()
+    def now(self, *, namespace: str | None = None) -> datetime:
+        """The clock's reading, for defaults (`valid_at`, `known_at`); on a shared store
+        never before the namespace's latest K, after one look at its changes."""
+        return self._ctx.now(self._ns(namespace))
 
     # --- the vocabulary (engine/vocabulary.py) -------------------------------------------
     @_doc(Vocabulary.all)

@@ -154,7 +154,7 @@ def test_a_worker_started_while_its_database_is_down_serves_it_once_it_answers(
 ) -> None:
     """A real PostgreSQL, down when `serve` starts: the worker comes up anyway, answers
     503 `store_unavailable` with `Retry-After`, and opens the database by itself once
-    it is back (no restart)."""
+    it is back (no restart); down again later, health answers 503 until it is back."""
     import time
 
     from palimpsest.api import app as app_module
@@ -179,6 +179,13 @@ def test_a_worker_started_while_its_database_is_down_serves_it_once_it_answers(
             while c.get("/v1/health").status_code != 200 and time.monotonic() < deadline:
                 time.sleep(0.2)
             ok(c.post("/v1/facts", json=FACT), 201)
+            assert [f["object"] for f in ok(c.get("/v1/facts"))["items"]] == ["jazz"]
+            pg.kill()  # down again while open: health says so (a balancer stops sending)
+            problem(c.get("/v1/health"), 503, "store_unavailable")
+            pg.restart()
+            deadline = time.monotonic() + 60
+            while c.get("/v1/health").status_code != 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
             assert [f["object"] for f in ok(c.get("/v1/facts"))["items"]] == ["jazz"]
     finally:
         pg.stop()

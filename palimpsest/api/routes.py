@@ -102,11 +102,13 @@ def _page(items: list[Any], limit: int, offset: int, *, more: bool) -> dict[str,
 # --- health and stats ----------------------------------------------------------------------------
 @router.get("/health", response_model=Health, tags=["server"])
 def health(request: Request) -> Health:
-    """Liveness: the server is up and its memory is open. Needs no token."""
+    """Readiness: the server is up, its memory is open and its store answers (one look
+    at its changes: 503 `store_unavailable` while a PostgreSQL database does not).
+    Needs no token."""
     from .. import __version__
 
     server = request.app.state.palimpsest
-    server.memory()  # 503 `closed` when the memory is not open
+    server.memory().now()  # 503 `closed` when the memory is not open
     sched = server.consolidator
     return Health(
         version=__version__,

@@ -160,13 +160,13 @@ class Context:
         self.seq += 1
         return self.seq
 
-    def now(self) -> datetime:
+    def now(self, namespace: str | None = None) -> datetime:
         """The clock's reading, for defaults (`valid_at`, `known_at`); where several
         processes write the store, never before the latest K any of them recorded in
         the namespace of the calling thread's current call (a worker whose clock is
         behind another's still reads that one's acknowledged writes as known now)."""
         now = to_utc(self.clock(), name="clock")
-        ns: str | None = getattr(self._local, "call", None)
+        ns: str | None = namespace or getattr(self._local, "call", None)
         latest = self.store.latest_k(self.namespace if ns is None else ns)
         return latest if latest is not None and latest > now else now
 
