@@ -25,7 +25,9 @@ AS_AT_VERSION_1 = (
     "DROP INDEX tombstone_erased_all",
     # migration 3: each namespace's clock and change sequences
     "DROP TABLE namespace_clock",
-    "DROP INDEX assertion_retracted_ns_ix",
+    "CREATE INDEX cons_assertion_recorded ON assertion (namespace, recorded_at)",
+    "CREATE INDEX cons_entity_created ON entity (namespace, created_at)",
+    "CREATE INDEX cons_episode_recorded ON episode (namespace, recorded_at)",
     "DROP INDEX tombstone_erased",
     "DROP INDEX predicate_change_ns_at",
     "DELETE FROM schema_version WHERE version > 1",

@@ -41,9 +41,14 @@ CLOCK_INDEXES = (
 NAMESPACE_CLOCKS = (
     'CREATE TABLE IF NOT EXISTS namespace_clock (namespace text COLLATE "C" PRIMARY KEY,'
     " change_seq bigint NOT NULL, fact_seq bigint NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS assertion_retracted_ns_ix ON assertion (namespace, retracted_at)",
+    # (assertion's (namespace, recorded_at), (namespace, retracted_at) and (namespace, seq),
+    # episode's (namespace, recorded_at) exist: migration 1)
     "CREATE INDEX IF NOT EXISTS tombstone_erased ON tombstone (namespace, erased_at)",
     "CREATE INDEX IF NOT EXISTS predicate_change_ns_at ON predicate_change (namespace, changed_at)",
+    # migration 1 made these twice, under consolidation's names: every insert paid twice
+    "DROP INDEX IF EXISTS cons_assertion_recorded",  # = assertion_recorded_ix
+    "DROP INDEX IF EXISTS cons_entity_created",  # = entity_created
+    "DROP INDEX IF EXISTS cons_episode_recorded",  # = episode_recorded
 )
 
 
