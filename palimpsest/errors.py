@@ -134,7 +134,9 @@ class StoreUnavailable(StoreError):
     """The store cannot be reached: its database server is down, restarting, failing
     over or out of connections. Nothing of the call was written; try it again (the
     memory reconnects by itself). `details["retry_after"]`, when given, is how many
-    seconds to wait first.
+    seconds to wait first. One exception: `details["outcome"] == "unknown"`, the
+    connection was lost during the commit and the server could not say what became of
+    it: the write may be stored, so retry it with the same idempotency key.
 
         >>> StoreUnavailable("cannot reach the database", retry_after=2).to_dict()
         {'code': 'store_unavailable', 'message': 'cannot reach the database', 'retry_after': 2}

@@ -39,6 +39,7 @@ from ..storage.rows import Row, VersionDelta
 WRITE_LOCK = 0x70616C6D
 NAMESPACE_LOCK = 0x6E73  # the class of the namespace locks (the two-int key space)
 POOL_MAX = 8
+OUTCOME_WAIT_S = 10.0  # how long a commit whose answer was lost asks what became of it
 # tables a fact version read never reads: writing them leaves every fact copy current
 NO_FACTS = frozenset(
     {
@@ -317,9 +318,48 @@ class Database:
             rows = self._send(conn, _MOVE_DB, (int(touched),)).fetchall()
         else:  # its namespaces' rows only: writers of others never wait on them
             rows = [self._send(conn, _MOVE, (ns, int(touched))).fetchone() for ns in sorted(held)]
-        self._send(conn, "COMMIT")
+        try:
+            self._send(conn, "COMMIT")
+        except _unavailable() as e:  # the write may be stored though the answer was lost
+            self._settle(rows[0]["xid"] if rows else None, e)
         known = touched and not self._blind and len(self._reported) == 1
         self._committed(list(rows), touched, self._reported[0] if known else None)
+
+    def _settle(self, xid: str | None, lost: BaseException) -> None:
+        """After a COMMIT whose answer never came: ask the server, on a fresh connection,
+        what became of the transaction (for up to `OUTCOME_WAIT_S`, time for a restart
+        or failover). Committed: return, the write stands. Else StoreUnavailable:
+        rolled back (nothing written; try again), or not known (retry with the key)."""
+        deadline = time.monotonic() + OUTCOME_WAIT_S
+        status = None
+        while xid is not None:
+            status = self._xact_status(xid)
+            if status in ("committed", "aborted") or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)  # unreachable, or still "in progress" until it sees us gone
+        if status == "committed":
+            return
+        if status == "aborted":
+            raise StoreUnavailable(
+                f"PostgreSQL was lost during the commit, which it rolled back: {lost}"
+            ) from lost
+        raise StoreUnavailable(
+            "PostgreSQL was lost during the commit and cannot say whether it was stored:"
+            f" retry it with the same idempotency key ({lost})",
+            outcome="unknown",
+        ) from lost
+
+    def _xact_status(self, xid: str) -> str | None:
+        """pg_xact_status of a transaction id, on a fresh pooled connection (None: the
+        server did not answer)."""
+        with suppress(Exception):
+            self.pool.check()  # drop the connections the loss broke
+        try:
+            with self.pool.connection(timeout=2.0) as conn:
+                row = conn.execute("SELECT pg_xact_status(%s::xid8) AS s", (xid,)).fetchone()
+                return None if row is None else row["s"]
+        except Exception:
+            return None
 
     # --- what copies of rows check -----------------------------------------------------
     # Every namespace has its own change and fact sequences (`namespace_clock`), moved by
@@ -465,13 +505,14 @@ _LOOK_ALL = (
 )
 _MOVE_DB = (
     "UPDATE store_clock SET change_seq = change_seq + 1, fact_seq = fact_seq + %s"
-    " WHERE id = 1 RETURNING NULL::text AS namespace, change_seq, fact_seq"
+    " WHERE id = 1 RETURNING NULL::text AS namespace, change_seq, fact_seq,"
+    " pg_current_xact_id()::text AS xid"
 )
 _MOVE = (
     "INSERT INTO namespace_clock (namespace, change_seq, fact_seq) VALUES (%s, 1, %s)"
     " ON CONFLICT (namespace) DO UPDATE SET change_seq = namespace_clock.change_seq + 1,"
     " fact_seq = namespace_clock.fact_seq + excluded.fact_seq"
-    " RETURNING namespace, change_seq, fact_seq"
+    " RETURNING namespace, change_seq, fact_seq, pg_current_xact_id()::text AS xid"
 )
 _NAMESPACE_LOCK = "SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))"
 _LOCKS = "SELECT pg_advisory_xact_lock_shared(%s), pg_advisory_xact_lock(%s::int4, hashtext(%s))"
