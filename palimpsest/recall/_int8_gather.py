@@ -167,9 +167,9 @@ def gather_first(model: bytes) -> bytes | None:
     # views, not copies, until the one join (the initializers are 22 MB)
     parts: list[bytes | memoryview] = []
     pos = 0
-    for field, wire, key, start, stop in _fields(gbuf):
+    for field, wire, at, start, stop in _fields(gbuf):
         if field == _GRAPH_NODE and wire == _LEN and start in replace:
-            parts += [gbuf[pos:key], replace[start]]
+            parts += [gbuf[pos:at], replace[start]]
             pos = stop
     parts.append(gbuf[pos:])
     size = sum(len(p) for p in parts)
