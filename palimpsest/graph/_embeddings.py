@@ -14,6 +14,7 @@ cold `palimpsest remember` does not load its ~50 MB (bench/README.md, install.py
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -26,7 +27,11 @@ from ._vectors import _arrow, _fixed, _matrix
 
 F32 = npt.NDArray[np.float32]
 _BATCH = 1000
-_ROWWISE_MAX = 32  # rows written from plain lists; more go through Arrow
+_ROWWISE_MAX = 32  # rows written from plain lists while pyarrow is not loaded
+
+
+def _arrow_loaded() -> bool:
+    return "pyarrow" in sys.modules
 
 
 def insert_vectors(
@@ -36,14 +41,16 @@ def insert_vectors(
     namespaces: Sequence[str],
     columns: Mapping[str, F32],
 ) -> None:
-    """Rows of a vector table (`table` and the column names are ours): a few by
-    `UNWIND` of plain lists, many by `LOAD FROM` Arrow (~10x faster in bulk,
-    notes §5.8). Both are WAL-logged inserts; a float32 comes back bit for bit."""
+    """Rows of a vector table (`table` and the column names are ours) by `LOAD FROM`
+    Arrow (notes §5.8), or while this process has not loaded pyarrow (~50 MB, 0.3 s),
+    a few of them by `UNWIND` of plain lists (a cold remember's: 32 rows took 84 ms
+    so, 25 ms through Arrow). Both are WAL-logged inserts; a float32 comes back bit
+    for bit."""
     for m in columns.values():
         if m.ndim != 2 or m.shape != (len(ids), EMB_DIM):
             raise ValueError(f"vectors must be ({len(ids)}, {EMB_DIM}), got {m.shape}")
     names = ("id", "namespace", *columns)
-    if len(ids) <= _ROWWISE_MAX:
+    if len(ids) <= _ROWWISE_MAX and not _arrow_loaded():
         lists = {c: np.asarray(m, np.float32).tolist() for c, m in columns.items()}
         rows = [
             {"id": i, "namespace": ns, **{c: v[k] for c, v in lists.items()}}
