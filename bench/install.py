@@ -2,6 +2,8 @@
 
 >>> # python bench/install.py --venv /tmp/venv-fresh            # install, then measure
 >>> # python bench/install.py --venv /tmp/venv-fresh --no-install --runs 7
+>>> # python bench/install.py --venv /tmp/venv-fresh --no-install --code /tmp/main --code .
+>>> # python bench/install.py --venv /tmp/venv-fresh --no-install --owner   # through an owner
 
 Makes `--venv` with the interpreter running this script (`python -m venv`),
 upgrades pip, and runs `pip install ".[models,server]"` from the repository, as a
@@ -17,6 +19,14 @@ timed from spawn to exit (wall), with its peak RSS from the kernel (`wait4`'s
 `ru_maxrss`, what `/usr/bin/time -v` prints as "Maximum resident set size"). The
 first remember creates the memory and is reported apart. Medians over the runs;
 targets (issue 30): remember <= 3 s and recall <= 2.5 s wall, each <= 500 MB.
+
+Each call opens the memory itself (`PALIMPSEST_OWNER=off`): by default the first
+call would start an owner process that answers all the others (`palimpsest.owner`),
+and a client's 34 MB would be all there is to measure. `--owner` measures that way
+instead, and reports the owner's own peak RSS (`VmHWM`) after the calls.
+`--code DIR` (repeatable) runs the calls with `PYTHONPATH=DIR`: the venv's
+dependencies with that tree's palimpsest, the trees alternating call by call, each
+in its own memory (a baseline and a change, measured in one run).
 Writes bench/results/install-<date>[-tag].json.
 """
 
@@ -93,10 +103,12 @@ def install(venv: Path) -> dict[str, Any]:
     }
 
 
-def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one process, from the kernel's accounting."""
     t = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -106,27 +118,73 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def cold_calls(venv: Path, runs: int) -> dict[str, Any]:
+def _env(code: str | None, owner: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PALIMPSEST_OWNER"] = "auto" if owner else "off"
+    if code is not None:
+        env["PYTHONPATH"] = code
+    return env
+
+
+def _owner_peak_mb(script: str, here: Path, env: dict[str, str]) -> float | None:
+    """The owner's VmHWM (MB), then stopped; None when none runs."""
+    out = subprocess.run(
+        [script, "owner", "status", "--json"], cwd=here, env=env, capture_output=True, text=True
+    )
+    holder = json.loads(out.stdout or "null") if out.returncode == 0 else None
+    if not holder:
+        return None
+    peak = None
+    for line in Path(f"/proc/{holder['pid']}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) / 1024
+    subprocess.run([script, "owner", "stop"], cwd=here, env=env, capture_output=True)
+    return peak
+
+
+def _summary(got: list[tuple[float, float]]) -> dict[str, Any]:
+    walls, rss = [w for w, _ in got], [r for _, r in got]
+    return {
+        "wall_s_median": round(statistics.median(walls), 2),
+        "rss_mb_median": round(statistics.median(rss)),
+        "rss_mb_max": round(max(rss)),
+        "wall_s": [round(w, 2) for w in walls],
+        "rss_mb": [round(r) for r in rss],
+    }
+
+
+def cold_calls(
+    venv: Path, runs: int, codes: list[str | None], owner: bool = False
+) -> dict[str, Any]:
+    """Per code tree: the first remember, then `runs` remember/recall pairs, the
+    trees taking turns call by call."""
     script = str(venv / "bin" / "palimpsest")
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="palimpsest-cold-") as tmp:
-        here = Path(tmp)
-        first = _timed([script, "remember", "I live in Porto."], here)
-        out["first_remember"] = {"wall_s": round(first[0], 2), "rss_mb": round(first[1])}
-        rows: dict[str, list[tuple[float, float]]] = {"remember": [], "recall": []}
+        dirs = {}
+        for n, code in enumerate(codes):
+            here = dirs[code] = Path(tmp) / f"code{n}"
+            here.mkdir()
+            first = _timed([script, "remember", "I live in Porto."], here, _env(code, owner))
+            out[str(code)] = {
+                "first_remember": {"wall_s": round(first[0], 2), "rss_mb": round(first[1])}
+            }
+        rows: dict[str | None, dict[str, list[tuple[float, float]]]] = {
+            c: {"remember": [], "recall": []} for c in codes
+        }
         for n in range(runs):
             turn = TURNS[n % len(TURNS)].format(n=n)
-            rows["remember"].append(_timed([script, "remember", turn], here))
-            rows["recall"].append(_timed([script, "recall", QUESTIONS[n % len(QUESTIONS)]], here))
-        for verb, got in rows.items():
-            walls, rss = [w for w, _ in got], [r for _, r in got]
-            out[verb] = {
-                "wall_s_median": round(statistics.median(walls), 2),
-                "rss_mb_median": round(statistics.median(rss)),
-                "rss_mb_max": round(max(rss)),
-                "wall_s": [round(w, 2) for w in walls],
-                "rss_mb": [round(r) for r in rss],
-            }
+            question = QUESTIONS[n % len(QUESTIONS)]
+            for code in codes if n % 2 == 0 else codes[::-1]:
+                env, here = _env(code, owner), dirs[code]
+                rows[code]["remember"].append(_timed([script, "remember", turn], here, env))
+                rows[code]["recall"].append(_timed([script, "recall", question], here, env))
+        for code in codes:
+            for verb, got in rows[code].items():
+                out[str(code)][verb] = _summary(got)
+            if owner:
+                peak = _owner_peak_mb(script, dirs[code], _env(code, owner))
+                out[str(code)]["owner_peak_rss_mb"] = None if peak is None else round(peak)
     return out
 
 
@@ -136,6 +194,14 @@ def main() -> None:
     ap.add_argument("--no-install", action="store_true", help="measure the venv as it is")
     ap.add_argument("--runs", type=int, default=5, help="cold calls of each verb")
     ap.add_argument("--tag", default="")
+    ap.add_argument(
+        "--code",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="run with PYTHONPATH=DIR (repeatable: the trees alternate); default: the venv's",
+    )
+    ap.add_argument("--owner", action="store_true", help="calls through an owner process")
     args = ap.parse_args()
     report: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -152,16 +218,22 @@ def main() -> None:
             f" torch/nvidia/triton: {i['heavy'] or 'none'}",
             flush=True,
         )
-    report["cold"] = cold_calls(args.venv, args.runs)
+    codes: list[str | None] = [str(Path(c).resolve()) for c in args.code] if args.code else [None]
+    report["owner"] = args.owner
+    report["cold"] = cold_calls(args.venv, args.runs, codes, owner=args.owner)
     report["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
-    for verb in ("remember", "recall"):
-        c = report["cold"][verb]
-        print(
-            f"cold {verb}: wall median {c['wall_s_median']} s {c['wall_s']},"
-            f" peak RSS median {c['rss_mb_median']} MB, max {c['rss_mb_max']} MB"
-        )
-    f = report["cold"]["first_remember"]
-    print(f"first remember (creates the memory): {f['wall_s']} s, {f['rss_mb']} MB")
+    for code, got in report["cold"].items():
+        print(f"code: {'the venv' if code == 'None' else code}")
+        for verb in ("remember", "recall"):
+            c = got[verb]
+            print(
+                f"  cold {verb}: wall median {c['wall_s_median']} s {c['wall_s']},"
+                f" peak RSS median {c['rss_mb_median']} MB, max {c['rss_mb_max']} MB"
+            )
+        f = got["first_remember"]
+        print(f"  first remember (creates the memory): {f['wall_s']} s, {f['rss_mb']} MB")
+        if "owner_peak_rss_mb" in got:
+            print(f"  the owner's peak RSS: {got['owner_peak_rss_mb']} MB")
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     path = out / f"install-{time.strftime('%Y-%m-%d')}{'-' + args.tag if args.tag else ''}.json"

@@ -83,6 +83,26 @@ def test_one_at_a_time_equals_a_sorted_padded_batch() -> None:
     assert float(np.min(np.sum(batch * single, axis=1))) > 0.9999
 
 
+def test_the_word_table_gathered_first_gives_the_very_same_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session runs a rewritten graph (the int8 word table looked up before it is
+    scaled, `_int8_gather`): its vectors equal the file's own graph's, bit for bit."""
+    from palimpsest.recall import _int8_gather
+
+    raw = OnnxEmbedder().model_file.read_bytes()
+    rewritten = _int8_gather.gather_first(raw)
+    assert rewritten is not None and _int8_gather.gather_first(rewritten) is None
+    assert _int8_gather.gather_first(b"") is None  # no graph: the file is loaded as it is
+    texts = [*_texts()[:40], "Thanks!", "a " * 300]
+    ours = OnnxEmbedder().embed(texts)
+    plain_file = tmp_path / "model.onnx"  # another path: another session in this process
+    plain_file.write_bytes(raw)
+    monkeypatch.setattr(onnx_embedder, "gather_first", lambda model: None)
+    plain = OnnxEmbedder(plain_file, onnx_embedder.TOKENIZER).embed(texts)
+    assert np.array_equal(ours, plain)
+
+
 @pytest.mark.models
 def test_int8_vectors_agree_with_the_fp32_model() -> None:
     """Check, don't trust: the int8 graph's vectors against sentence-transformers' fp32

@@ -249,3 +249,37 @@ def test_only_statements_anchored_on_primary_keys_run_on_one_thread() -> None:
     assert not serial("MATCH (a:Assertion) RETURN max(a.seq) AS s")
     assert not serial("UNWIND $ids AS i MATCH (f:Fact {id: i}) RETURN f.id")
     assert not serial("CALL QUERY_FTS_INDEX('EpisodeText', 'fts', $q, top := 5) RETURN node.id")
+
+
+def test_vector_rows_from_plain_lists_or_arrow_come_back_bit_for_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a few rows go without pyarrow while it is not loaded (a cold remember never loads
+    # it), many through it; either way a float32 reads back as written, and existing
+    # ids are skipped
+    import numpy as np
+
+    from palimpsest.graph import _embeddings
+
+    rng = np.random.default_rng(7)
+    few, many = 3, _embeddings._ROWWISE_MAX + 5
+    whole = rng.standard_normal((few + many, 384)).astype(np.float32)
+    nosubj = rng.standard_normal((few + many, 384)).astype(np.float32)
+    ids = [f"k{i}" for i in range(few + many)]
+    written: list[int] = []
+    arrow = _embeddings._fixed
+    monkeypatch.setattr(_embeddings, "_arrow_loaded", lambda: False)
+    monkeypatch.setattr(_embeddings, "_fixed", lambda m: written.append(len(m)) or arrow(m))
+    with Memory.open(tmp_path / "m", extractor=None, embedder=None) as mem:
+        es = mem._store.embeddings
+        es.create_statements(ids[:few], ["default"] * few, [whole[:few], nosubj[:few]])
+        assert written == []  # from plain lists
+        es.create_statements(ids, ["default"] * len(ids), [whole, nosubj])  # few are skipped
+        assert written == [many, many]  # through Arrow
+        got = es.statement_vectors(ids)
+        assert sorted(got) == sorted(ids)
+        for i, k in enumerate(ids):
+            assert np.array_equal(got[k][0], whole[i]) and np.array_equal(got[k][1], nosubj[i])
+        assert es.statement_ids([*ids, "nope"]) == set(ids)
+        with pytest.raises(ValueError, match="vectors must be"):
+            es.create_statements(["x"], ["default"], [whole[:1, :100], nosubj[:1, :100]])

@@ -20,7 +20,7 @@ from ._classify import classify
 from ._document import read_document
 from ._patterns import read_entities, read_facts
 from ._precision import PrecisionGate, default_gate
-from ._spacy import english_lexicon, load_pipeline
+from ._spacy import english_lexicon, load_pipeline, unload_pipeline
 from ._trust import weigh
 from ._types import Extraction, ExtractRequest, TextTooLargeError
 
@@ -92,6 +92,7 @@ class SpacyExtractor:
     ) -> None:
         self.max_chars = max_chars
         self._nlp = nlp
+        self._shared = nlp is None  # the process-wide pipeline, not one given here
         self._gate = gate
 
     @property
@@ -107,6 +108,13 @@ class SpacyExtractor:
         if self._nlp is None:
             self._nlp = load_pipeline()
         return self._nlp
+
+    def unload(self) -> None:
+        """Let go of the shared pipeline (the next extraction loads it again); a
+        pipeline given to the constructor is kept."""
+        if self._shared:
+            self._nlp = None
+            unload_pipeline()
 
     def _check(self, text: str) -> str:
         if not isinstance(text, str):

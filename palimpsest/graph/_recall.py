@@ -17,16 +17,18 @@ index over generation tables (`graph/_vectors.py`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from ..storage.rows import EMB_DIM
 from ._db import Database, Row
-from ._embeddings import EmbeddingStore
-from ._vectors import VectorStore, _arrow, _fixed, _matrix
+from ._embeddings import EmbeddingStore, insert_vectors
+from ._vectors import VectorStore, _arrow, _matrix
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["EMB_DIM", "FTS_INDEX", "FTS_TABLE", "RecallStore"]
 
@@ -110,6 +112,8 @@ class RecallStore:
                         prev=r.get("prev"),
                     )
             return
+        import pyarrow as pa  # many rows only: a remember's one goes without it
+
         cols = ("id", "namespace", "text", "prev")
         table = pa.table(
             [pa.array([r.get(c) for r in rows], pa.string()) for c in cols], names=list(cols)
@@ -123,24 +127,12 @@ class RecallStore:
         emb: npt.NDArray[np.float32],
         ctx: npt.NDArray[np.float32],
     ) -> None:
-        """One row per episode, `LOAD FROM` Arrow (vectors as FixedSizeList, notes §5.8):
-        WAL-logged, unlike COPY, so a commit never forces a checkpoint (no FTS index
-        sits on this table, so the LOAD FROM indexing bug does not apply)."""
+        """One row per episode (`insert_vectors`: a few from plain lists, many by `LOAD
+        FROM` Arrow): WAL-logged, unlike COPY, so a commit never forces a checkpoint
+        (no FTS index sits on this table, so the LOAD FROM indexing bug does not apply)."""
         if not ids:
             return
-        table = pa.table(
-            [
-                pa.array(list(ids), pa.string()),
-                pa.array(list(namespaces), pa.string()),
-                _fixed(emb),
-                _fixed(ctx),
-            ],
-            names=["id", "namespace", "emb", "ctx"],
-        )
-        self.db.load(
-            "LOAD FROM $t CREATE (:EpisodeEmb {id: id, namespace: namespace, emb: emb, ctx: ctx})",
-            table,
-        )
+        insert_vectors(self.db, "EpisodeEmb", ids, namespaces, {"emb": emb, "ctx": ctx})
 
     def delete_for(self, episode_ids: Sequence[str]) -> None:
         """Drop the search text and vectors of these episodes (erasure)."""

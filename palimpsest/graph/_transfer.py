@@ -16,9 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import pyarrow as pa
-
-from ._bulk import copy_nodes
+from ._bulk import _types, copy_nodes
 from ._columns import ENTITY_COLUMNS, EPISODE_COLUMNS, SLOT_COLUMNS
 from ._cypher import returns
 from ._db import Database, Row, _from_db, _to_db, check_params
@@ -42,13 +40,14 @@ _ID_TABLES = (
     "Predicate",
     *AUX_TABLES,
 )
+# the Arrow type of each Kùzu column type restore_aux writes (`_bulk._types`' names)
 _ARROW = {
-    "STRING": pa.string(),
-    "TIMESTAMP": pa.timestamp("us"),
-    "DOUBLE": pa.float64(),
-    "INT64": pa.int64(),
-    "BOOL": pa.bool_(),
-    "STRING[]": pa.list_(pa.string()),
+    "STRING": "string",
+    "TIMESTAMP": "time",
+    "DOUBLE": "float64",
+    "INT64": "int64",
+    "BOOL": "bool",
+    "STRING[]": "strings",
 }
 _SCAN = 20_000
 # export record kind -> node table, and the order rows are exported in
@@ -240,9 +239,12 @@ class TransferStore:
             raise ValueError(table)
         if not rows:
             return
-        names = list(columns)
+        import pyarrow as pa
+
+        names, types = list(columns), _types()
         arrays = [
-            pa.array([_naive(r.get(c)) for r in rows], type=_ARROW[columns[c]]) for c in names
+            pa.array([_naive(r.get(c)) for r in rows], type=types[_ARROW[columns[c]]])
+            for c in names
         ]
         self.db.copy(table, pa.table(arrays, names=names))
 

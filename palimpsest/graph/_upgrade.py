@@ -33,6 +33,8 @@ _BATCH = 5_000  # slots converted per write of journals and lines
 
 
 def journal_from_packed(db: Database, defaults: Mapping[str, str]) -> None:
+    if not db.query("MATCH (s:SlotState) RETURN s.id AS id LIMIT 1"):
+        return  # a new memory: nothing packed (its first remember loads no pyarrow)
     cards = {
         (r["ns"], r["name"]): r["c"]
         for r in db.query(

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from ._db import Database
 
@@ -46,6 +45,8 @@ class UseStore:
         """rows: id, namespace, at (aware), n (uses since the last record); one statement."""
         if not rows:
             return
+        import pyarrow as pa  # here, not at import: a cold remember never loads it
+
         table = pa.table(
             [
                 pa.array([r["id"] for r in rows], pa.string()),
@@ -75,6 +76,8 @@ class UseStore:
             " RETURN u.id AS id, u.last_used_at AS at, u.use_count AS n",
             ns=namespace,
         )
+        import pyarrow as pa  # already loaded by the read
+
         ids = [str(x) for x in t.column("id").to_pylist()]
         us = t.column("at").cast(pa.timestamp("us")).cast(pa.int64())
         times = np.asarray(us.to_numpy(zero_copy_only=False), dtype=np.float64) / 1e6

@@ -18,11 +18,13 @@ Generations are built by the nightly consolidation's `index` step and by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from ..errors import StoreError
 from ..storage.rows import EMB_DIM  # the EpisodeEmb column type: another width needs a new table
@@ -218,6 +220,8 @@ def _fixed(m: npt.NDArray[np.float32]) -> pa.FixedSizeListArray:
     m = np.ascontiguousarray(m, dtype=np.float32)
     if m.ndim != 2 or m.shape[1] != EMB_DIM:
         raise ValueError(f"vectors must be (n, {EMB_DIM}), got {m.shape}")
+    import pyarrow as pa  # loaded when a write has many rows (graph/_embeddings.py)
+
     return pa.FixedSizeListArray.from_arrays(pa.array(m.ravel(), pa.float32()), EMB_DIM)
 
 
