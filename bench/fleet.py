@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--conversation", default="conv-26")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--tag", default="", help="added to the result file's name")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     counts = [int(x) for x in args.workers.split(",")]
@@ -227,7 +228,8 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(out, indent=1))
     if not args.no_save:
         RESULTS.mkdir(exist_ok=True)
-        path = RESULTS / f"fleet-{datetime.now(UTC):%Y-%m-%d}.json"
+        tag = f"-{args.tag}" if args.tag else ""
+        path = RESULTS / f"fleet-{datetime.now(UTC):%Y-%m-%d}{tag}.json"
         path.write_text(json.dumps(out, indent=1) + "\n")
         print(f"wrote {path}", file=sys.stderr)
     bad = sum(r["errors"] + r["read_your_writes_misses"] + r["lost_writes"] for r in runs)
