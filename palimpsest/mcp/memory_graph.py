@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -145,9 +146,10 @@ def build_graph(facts: Iterable[Fact], kinds: Mapping[str, str]) -> dict[str, An
 # --- operations on a Memory -----------------------------------------------------------------
 # Predicates found (or made) to mean what this module needs, per memory and namespace:
 # through an owner each look is a round trip, and a write would otherwise make up to a
-# dozen of them before its own. A predicate is never deleted, and only a deliberate
-# redefinition changes its meaning, so what was checked once stays checked.
-_CHECKED: weakref.WeakKeyDictionary[Any, dict[str | None, dict[str, str]]] = (
+# dozen of them before its own. A predicate is never deleted and only a deliberate
+# redefinition (or a restore) changes its meaning: a check holds for `_RECHECK_S`.
+_RECHECK_S = 30.0
+_CHECKED: weakref.WeakKeyDictionary[Any, dict[str | None, tuple[float, dict[str, str]]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -155,10 +157,16 @@ _CHECKED: weakref.WeakKeyDictionary[Any, dict[str | None, dict[str, str]]] = (
 def _checked(mem: Memory, namespace: str | None) -> dict[str, str]:
     """This memory's checked predicates in the namespace: {wanted: predicate name}."""
     ns = namespace if namespace is not None else getattr(mem, "namespace", None)
+    now = time.monotonic()
     try:
-        return _CHECKED.setdefault(mem, {}).setdefault(ns, {})
+        held = _CHECKED.setdefault(mem, {})
     except TypeError:  # not weakly referable: no memo
         return {}
+    at, known = held.get(ns, (now, {}))
+    if now - at > _RECHECK_S:
+        at, known = now, {}
+    held[ns] = (at, known)
+    return known
 
 
 def ensure_vocabulary(mem: Memory, *, namespace: str | None = None) -> None:
