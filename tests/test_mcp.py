@@ -691,3 +691,39 @@ def test_the_stdio_protocol_answers_what_a_client_may_ask() -> None:
     assert got[6]["result"]["content"][0]["text"] == "Unknown tool: nope"
     assert got[7]["error"]["code"] == -32601 and got[None]["error"]["code"] == -32700
     assert got[8]["result"] == {"resources": []}
+
+
+def test_compat_writes_are_embedded_after_the_call_and_recalled(
+    place: str | Path, clock: Clock
+) -> None:
+    """The compat tools write without waiting for the model: once the embedding worker
+    has caught up, every name and statement they wrote has its vectors, and recall finds
+    an observation by its meaning's words."""
+    from palimpsest.recall import HashingEmbedder
+    from palimpsest.recall._statements import statement_key
+
+    with Memory.open(place, clock=clock, extractor=None, embedder=HashingEmbedder()) as m:
+        compat.create_entities(
+            m,
+            [
+                {"name": "Mira", "entityType": "person", "observations": ["plays the cello"]},
+                {"name": "Acme", "entityType": "company", "observations": []},
+            ],
+        )
+        compat.create_relations(m, [{"from": "Mira", "to": "Acme", "relationType": "works with"}])
+        compat.add_observations(m, [{"entityName": "Acme", "contents": ["ships telescopes"]}])
+        m._embed.drain()
+        ids, _ = m._store.embeddings.names_of(m.namespace)
+        named = {r["name"] for r in m._store.names.entities_by_ids(ids)}
+        assert {"Mira", "Acme"} <= named
+        keys = m._store.embeddings.statement_keys_of(m.namespace)
+        ns = m.namespace
+        for s, p, o in [
+            ("Mira", "observation", "plays the cello"),
+            ("Acme", "observation", "ships telescopes"),
+            ("Mira", "entity_type", "person"),
+            ("Mira", compat.relation_predicate_name("works with"), "Acme"),
+        ]:
+            assert statement_key(ns, s, p, o) in keys, (s, p, o)
+        hits = m.recall("who ships telescopes?", min_score=0.0)
+        assert any("telescopes" in h.text for h in hits)

@@ -298,6 +298,13 @@ def _same_state(kz: Any, pg: Any, slots: list[str], lines: list[str]) -> None:
                 assert kz.versions_at(sid, valid_at=v, known_at=k) == pg.versions_at(
                     sid, valid_at=v, known_at=k
                 ), (sid, v, k)
+    for k in sample[:6]:
+        for v in [None, *sample[:4]]:
+            each = kz.versions_at_each([*slots, "ns\x1fno\x1fslot"], valid_at=v, known_at=k)
+            assert each == pg.versions_at_each(slots, valid_at=v, known_at=k), (v, k)
+            assert each == {
+                s: found for s in slots if (found := pg.versions_at(s, valid_at=v, known_at=k))
+            }
     by_line = {lid: lid.split("\x1f") for lid in lines}
     asks: list[dict[str, LineAsk]] = [
         {lid: LineAsk("\x1f".join(p[:3]), p[0], "", None) for lid, p in by_line.items()}

@@ -45,7 +45,11 @@ from .vocabulary import Vocabulary
 # checkpoints: 5,000 items a call 5,670-6,010/s, 20,000 items 8,580-9,130/s
 # (bench/README.md, session 7).
 IMPORT_BATCH = 20_000
-GC_PAUSE_MIN = 1_000  # items of an assert_many that pauses the cyclic collector (gc_pause)
+# Items of an assert_many that pause the cyclic collector (gc_pause). A batch of 100
+# (an MCP create_entities: 400 assertions) allocates enough to run ~17 young and every
+# ~10th call a full collection, which in a process holding the models (~250k objects)
+# took 0.2-0.4 s; its rows die before the write ends, so paused they are never collected.
+GC_PAUSE_MIN = 100
 
 
 class Writer:

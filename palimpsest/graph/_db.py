@@ -74,6 +74,45 @@ def _from_db(value: Any) -> Any:
     return value
 
 
+_PROBED = ("pandas", "polars")  # what Kùzu's binding looks for beside an Arrow parameter
+_RELOOK_S = 60.0  # a module found missing is looked for again after this long
+_memo_lock = threading.Lock()
+_memo_on = False
+
+
+def _remember_missing_modules() -> None:
+    """Kùzu's binding asks `importlib.util.find_spec` for pandas and polars whenever a
+    statement binds an Arrow table (every bulk write: two lookups per prepare and per
+    execute). Missing, each searches sys.path again, a stat per entry, and each stat
+    lets go of the GIL: beside another busy Python thread (an owner loading its models,
+    the embedding worker) every one cost a switch interval (5 ms) to win back, and a
+    100-entity MCP write ran 2-4x longer. Once per process, a module found missing is
+    answered from memory for `_RELOOK_S` (a pandas installed meanwhile is seen then)."""
+    global _memo_on
+    import importlib.util
+    import time
+
+    with _memo_lock:
+        if _memo_on:
+            return
+        _memo_on = True
+        find = importlib.util.find_spec
+        missing: dict[str, float] = {}  # name -> when it was found missing
+
+        def find_spec(name: str, package: str | None = None) -> Any:
+            if name in _PROBED:
+                at = missing.get(name)
+                if at is not None and time.monotonic() - at < _RELOOK_S:
+                    return None
+                spec = find(name, package)
+                if spec is None:
+                    missing[name] = time.monotonic()
+                return spec
+            return find(name, package)
+
+        importlib.util.find_spec = find_spec
+
+
 def _default_pool() -> int:
     """A quarter of physical memory, between 1 and 8 GiB."""
     try:
@@ -176,6 +215,7 @@ class Database:
         path = path.resolve()
         if buffer_pool_size is None:
             buffer_pool_size = _default_pool()
+        _remember_missing_modules()
         with _OPEN_LOCK:
             if path in _OPEN:
                 raise MemoryLocked(f"{path.parent} is already open in this process", path=str(path))

@@ -139,6 +139,18 @@ class SlotStore:
         row, events = found
         return versions_at(events, slot=row, valid_at=to_us(valid_at), known_at=epoch_us(known_at))
 
+    def versions_at_each(
+        self, slot_ids: Sequence[str], *, valid_at: datetime | None, known_at: datetime
+    ) -> dict[str, list[Row]]:
+        """`versions_at` of many slots: their heads in one read, pages in another."""
+        v, k = to_us(valid_at), epoch_us(known_at)
+        out = {}
+        for sid, (row, events) in self._journals(slot_ids).items():
+            found = versions_at(events, slot=row, valid_at=v, known_at=k)
+            if found:
+                out[sid] = found
+        return out
+
     def _journals(self, slot_ids: Sequence[str]) -> dict[str, tuple[Row, list[Event]]]:
         """Each stored slot's row and journal events, pages (cached: a page is written once)
         then tail."""

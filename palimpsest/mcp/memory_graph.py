@@ -12,7 +12,10 @@ the memory.json file `memory_json`.
 from __future__ import annotations
 
 import base64
+import json
 import re
+import time
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -141,8 +144,36 @@ def build_graph(facts: Iterable[Fact], kinds: Mapping[str, str]) -> dict[str, An
 
 
 # --- operations on a Memory -----------------------------------------------------------------
+# Predicates found (or made) to mean what this module needs, per memory and namespace:
+# through an owner each look is a round trip, and a write would otherwise make up to a
+# dozen of them before its own. A predicate is never deleted and only a deliberate
+# redefinition (or a restore) changes its meaning: a check holds for `_RECHECK_S`.
+_RECHECK_S = 30.0
+_CHECKED: weakref.WeakKeyDictionary[Any, dict[str | None, tuple[float, dict[str, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _checked(mem: Memory, namespace: str | None) -> dict[str, str]:
+    """This memory's checked predicates in the namespace: {wanted: predicate name}."""
+    ns = namespace if namespace is not None else getattr(mem, "namespace", None)
+    now = time.monotonic()
+    try:
+        held = _CHECKED.setdefault(mem, {})
+    except TypeError:  # not weakly referable: no memo
+        return {}
+    at, known = held.get(ns, (now, {}))
+    if now - at > _RECHECK_S:
+        at, known = now, {}
+    held[ns] = (at, known)
+    return known
+
+
 def ensure_vocabulary(mem: Memory, *, namespace: str | None = None) -> None:
     """Define `observation` and `entity_type` unless they already mean what this module needs."""
+    known = _checked(mem, namespace)
+    if OBSERVATION in known and ENTITY_TYPE in known:
+        return
     wanted = {OBSERVATION: "many", ENTITY_TYPE: "one"}
     for name, cardinality in wanted.items():
         try:
@@ -157,6 +188,7 @@ def ensure_vocabulary(mem: Memory, *, namespace: str | None = None) -> None:
             object_kind="value",
             namespace=namespace,
         )
+    known.update({OBSERVATION: OBSERVATION, ENTITY_TYPE: ENTITY_TYPE})
 
 
 def relation_predicate(mem: Memory, relation_type: str, *, namespace: str | None = None) -> str:
@@ -167,11 +199,16 @@ def relation_predicate(mem: Memory, relation_type: str, *, namespace: str | None
     meaning (`works_at`: one employer at a time) is coded like any other type,
     so the engine's own predicate keeps its cardinality.
     """
+    known = _checked(mem, namespace)
+    key = "relationType\x1f" + relation_type
+    if key in known:
+        return known[key]
     name = relation_predicate_name(relation_type)
     if name == relation_type and not _ours(mem, name, namespace, plain=True):
         name = relation_predicate_name(relation_type, plain=False)
     if not _ours(mem, name, namespace):
         mem.define_predicate(name, "many", namespace=namespace)
+    known[key] = name
     return name
 
 
@@ -241,10 +278,23 @@ def own_facts(
 ) -> list[dict[str, Any]]:
     """Believed facts about the entities, of these predicates: {s, p, o, obj} (the
     engine's point query for each entity and predicate, in one read)."""
+    ids = list(ids)
+    if not ids:  # names all new: nothing to ask the memory
+        return []
     return [
         {"s": f.subject_id, "p": f.predicate, "o": f.object_id, "obj": f.object}
         for f in mem.facts_of(ids, predicates, namespace=namespace)
     ]
+
+
+def _write(mem: Memory, items: Sequence[Mapping[str, Any]], namespace: str | None) -> None:
+    """`assert_many` the items, in one transaction, without their records: the
+    compat tools answer with what they were sent, and through an owner the records
+    of a batch (~500 bytes a fact) would be encoded, sent and validated for nothing.
+    `import_facts` takes the same items (as JSON lines) and answers with a count."""
+    if items:
+        lines = [json.dumps(i, ensure_ascii=False) for i in items]
+        mem.import_facts(lines, batch=max(len(lines), 1), namespace=namespace)
 
 
 def create_entities(
@@ -267,7 +317,7 @@ def create_entities(
             continue
         batch.add(key)
         new.append(e)
-    mem.assert_many([t for e in new for t in _entity_triples(e)], namespace=namespace)
+    _write(mem, [t for e in new for t in _entity_triples(e)], namespace)
     return new
 
 
@@ -341,7 +391,7 @@ def create_relations(
         out.append({"from": src, "to": dst, "relationType": rtype})
     if created is not None:
         created += [n for k, n in ends.items() if ids.get(k) not in typed]
-    mem.assert_many(items, namespace=namespace)
+    _write(mem, items, namespace)
     return out
 
 
@@ -382,7 +432,7 @@ def add_observations(
                 added.append(text)
                 items.append({"subject": name, "predicate": OBSERVATION, "object": text})
         results.append({"entityName": name, "addedObservations": added})
-    mem.assert_many(items, namespace=namespace)
+    _write(mem, items, namespace)
     return results
 
 

@@ -371,22 +371,6 @@ def serve(
         mem.close()
 
 
-def _remember_missing_modules(names: Sequence[str] = ("pandas", "polars")) -> None:
-    """Kùzu's binding asks `importlib.util.find_spec` for pandas and polars on every
-    query with parameters: when they are not installed that searches sys.path each time
-    (~1-4 ms a query, 10-15% of a 100-entity write). This process (and only this one:
-    `serve` owns it) remembers that they are missing."""
-    import importlib.util
-
-    find = importlib.util.find_spec
-    missing = frozenset(n for n in names if find(n) is None)
-
-    def find_spec(name: str, package: str | None = None) -> Any:
-        return None if name in missing else find(name, package)
-
-    importlib.util.find_spec = find_spec
-
-
 class _Opening:
     """The memory, reached on a thread of its own from the start (its owner, maybe
     started now, or opened here), so the host's `initialize` and `tools/list` are
@@ -476,7 +460,6 @@ def _reach(
                     flush=True,
                 )
             return cast("Memory", client)
-    _remember_missing_modules()  # this process runs the queries itself
     from ..memory import Memory
 
     if models:

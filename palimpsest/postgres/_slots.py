@@ -264,6 +264,25 @@ class SlotStore:
             {"ns": _ns_of(slot_id), "slot": slot_id, "k": known_at, "v": valid_at},
         )
 
+    def versions_at_each(
+        self, slot_ids: Sequence[str], *, valid_at: datetime | None, known_at: datetime
+    ) -> dict[str, list[Row]]:
+        """`versions_at` of many slots in one statement."""
+        out: dict[str, list[Row]] = {}
+        if not slot_ids:
+            return out
+        for r in self.db.query(
+            f"SELECT {_V} FROM fact f JOIN {_KEYS} ON f.namespace = k.ns AND f.slot_id = k.id"
+            " LEFT JOIN version_order o ON o.namespace = f.namespace AND o.id = f.id"
+            " WHERE f.recorded_at <= %s AND (f.expired_at IS NULL OR f.expired_at > %s)"
+            " AND (%s::timestamptz IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= %s)"
+            " AND (f.valid_to IS NULL OR f.valid_to > %s)))"
+            " ORDER BY f.slot_id, o.n, f.id",
+            (*_keys(slot_ids), known_at, known_at, valid_at, valid_at, valid_at),
+        ):
+            out.setdefault(r["slot_id"], []).append(r)
+        return out
+
     def line_windows(self, asks: Mapping[str, LineAsk]) -> dict[str, LineWindow]:
         """Per line id: its slot and the reach a write needs (None: the whole line): the
         last start before the reach, those in it and the first after, by index range."""

@@ -99,6 +99,13 @@ class Slots(Protocol):
         quarantined ones included: a point query as of any moment."""
         ...
 
+    def versions_at_each(
+        self, slot_ids: Sequence[str], *, valid_at: datetime | None, known_at: datetime
+    ) -> dict[str, list[Row]]:
+        """`versions_at` of many slots in one read: {slot id: its versions} for the
+        stored slots among `slot_ids` that have any."""
+        ...
+
     def line_windows(self, asks: Mapping[str, LineAsk]) -> dict[str, LineWindow]:
         """Per line id: its slot and the reach a write needs (None: the whole line)."""
         ...
