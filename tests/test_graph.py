@@ -283,3 +283,15 @@ def test_vector_rows_from_plain_lists_or_arrow_come_back_bit_for_bit(
         assert es.statement_ids([*ids, "nope"]) == set(ids)
         with pytest.raises(ValueError, match="vectors must be"):
             es.create_statements(["x"], ["default"], [whole[:1, :100], nosubj[:1, :100]])
+
+
+def test_opening_a_memory_leaves_the_import_system_alone(tmp_path: Path) -> None:
+    """`quiet_module_probes` patches `importlib.util.find_spec` process-wide: only the
+    project's own processes call it (owner, mcp, serve), never a library user's open."""
+    import importlib.util
+
+    from palimpsest import Memory
+
+    before = importlib.util.find_spec
+    Memory.open(tmp_path / "m", extractor=None, embedder=None).close()
+    assert importlib.util.find_spec is before

@@ -111,6 +111,9 @@ def serve_cmd(
     if schedule is not None:
         at = schedule.describe()
         note(f"palimpsest: consolidating daily at {at['at']} {at['timezone']}")
+    from ..graph import quiet_module_probes
+
+    quiet_module_probes()  # this process runs the queries itself
     uvicorn.run(server_app, host=host, port=port, log_level="info")
 
 

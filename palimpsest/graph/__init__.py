@@ -11,7 +11,7 @@ LadybugDB) is a change to `_db.py` alone.
 
 from ..storage.rows import fact_order
 from ._consolidation import ConsolidationStore
-from ._db import Database, check_params
+from ._db import Database, check_params, quiet_module_probes
 from ._embeddings import EmbeddingStore
 from ._predicate_log import PredicateLog
 from ._recall import EMB_DIM, RecallStore
@@ -44,4 +44,5 @@ __all__ = [
     "VectorStore",
     "check_params",
     "fact_order",
+    "quiet_module_probes",
 ]

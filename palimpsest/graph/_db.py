@@ -80,14 +80,20 @@ _memo_lock = threading.Lock()
 _memo_on = False
 
 
-def _remember_missing_modules() -> None:
+def quiet_module_probes() -> None:
     """Kùzu's binding asks `importlib.util.find_spec` for pandas and polars whenever a
     statement binds an Arrow table (every bulk write: two lookups per prepare and per
     execute). Missing, each searches sys.path again, a stat per entry, and each stat
     lets go of the GIL: beside another busy Python thread (an owner loading its models,
     the embedding worker) every one cost a switch interval (5 ms) to win back, and a
     100-entity MCP write ran 2-4x longer. Once per process, a module found missing is
-    answered from memory for `_RELOOK_S` (a pandas installed meanwhile is seen then)."""
+    answered from memory for `_RELOOK_S` (a pandas installed meanwhile is seen then).
+    It patches `importlib.util.find_spec` for the whole process: only a process the
+    project owns calls it (the owner, `palimpsest mcp` and `serve`), never a library
+    user's by opening a memory.
+
+    >>> quiet_module_probes()     # doctest: +SKIP
+    """
     global _memo_on
     import importlib.util
     import time
@@ -215,7 +221,6 @@ class Database:
         path = path.resolve()
         if buffer_pool_size is None:
             buffer_pool_size = _default_pool()
-        _remember_missing_modules()
         with _OPEN_LOCK:
             if path in _OPEN:
                 raise MemoryLocked(f"{path.parent} is already open in this process", path=str(path))

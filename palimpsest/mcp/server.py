@@ -460,8 +460,10 @@ def _reach(
                     flush=True,
                 )
             return cast("Memory", client)
+    from ..graph import quiet_module_probes
     from ..memory import Memory
 
+    quiet_module_probes()  # this process runs the queries itself
     if models:
         return Memory.open(path, namespace=namespace)
     return Memory.open(path, namespace=namespace, extractor=None, embedder=None)

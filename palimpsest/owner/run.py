@@ -67,6 +67,9 @@ def run(path: str | Path, *, models: bool = True, idle_timeout: float | None = N
         started = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         holder = files.Holder(os.getpid(), started, models, version=__version__)
         files.write_holder(fd, holder)
+        from ..graph import quiet_module_probes
+
+        quiet_module_probes()  # this process runs the queries itself
         try:
             mem, warm = _open(directory, models)
         except PalimpsestError as e:
