@@ -10,9 +10,11 @@ scoring, kept in process by `_bm25.py`) and exact cosines over a numpy matrix
 first recall of a namespace and appended as episodes are remembered: `prepare`
 computes the search rows and vectors outside the write lock, `written` stores
 them inside the transaction and stages them, `index` appends the staged rows
-whose transaction committed. Search rows an older memory lacks are written by
-`backfill`. What drops the cache: `forget_episodes` (erase), `drop` (restore),
-`clear` (a new embedder, reindex), `generation_published` (a new HNSW generation).
+whose transaction committed; `predecessor` gives remember a session's previous
+turn from the loaded index (Kùzu has no index to find it by). Search rows an older
+memory lacks are written by `backfill`. What drops the cache: `forget_episodes`
+(erase), `drop` (restore), `clear` (a new embedder, reindex), `generation_published`
+(a new HNSW generation).
 
 Where other processes write the store too, an index stamped with an older
 `Context.foreign` (read at the start of each call) catches up before it answers
