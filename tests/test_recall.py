@@ -118,6 +118,31 @@ def test_previous_turn_is_context(fast: Memory) -> None:
     assert set(_sources(hits)) == {"D1:3", "D1:4"}
 
 
+def test_a_turns_previous_one_is_the_same_from_the_loaded_index(fast: Memory) -> None:
+    # once recall has loaded the namespace, remember finds a session's previous turn
+    # there (Kùzu has no index on sessions): it must be the one the store would give
+    store, index = fast._store.recall, fast._index
+    fast.recall("pottery")
+    fast.remember("Same minute, other words.", session="s1", occurred_at="2024-03-05T10:00:00Z")
+    fast.remember("A late reply.", session="s1", occurred_at="2024-03-09T10:00:00Z")
+    fast.remember("Out of order.", session="s1", occurred_at="2024-03-02T12:00:00Z")
+    fast.remember("Alone.", session="s2", occurred_at="2024-03-04T10:00:00Z")
+    fast.remember("No session at all.")
+    asks = [None, *(utc(f"2024-03-{d:02}T10:00:00Z") for d in (1, 2, 3, 5, 6, 10))]
+    for session in ("s1", "s2", "s3"):
+        for before in asks:
+            got = index.predecessor("default", session, before)
+            want = store.predecessor("default", session, before)
+            assert (got or {}).get("id") == (want or {}).get("id"), (session, before)
+    assert index.predecessor("default", "s1", utc("2024-03-06T10:00:00Z"))["text"] in {
+        "Same minute, other words.",
+        TURNS[-1][1],
+    }
+    # the turn a remember reads as context is that one
+    ep = fast.remember("And then?", session="s2", occurred_at="2024-03-08T10:00:00Z")
+    assert store.texts_of([ep.id])[ep.id].startswith("user: Alone.")
+
+
 # --- abstention, namespaces, quarantine ---------------------------------------------------
 def test_abstention_returns_nothing(fast: Memory) -> None:
     assert fast.recall("Which submarine did the astronaut tour in Antarctica?") == []

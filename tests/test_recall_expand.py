@@ -209,9 +209,12 @@ def test_patched_versions_answer_as_versions_of_the_rows_would(h: _History) -> N
     before = _versions([dict(r) for r in stored])
     before.lexical({"w1"})  # built indexes are patched, not rebuilt
     before.evidence(np.ones(len(before), dtype=np.bool_))
+    before.position("")  # so is the position of each id
     patched = before.patched(
         inserted=new, expired=dict.fromkeys(expired, at), vanished=vanished, order=_key
     )
+    first = {r["id"] for r in new[:1]}
+    again = patched.patched(inserted=[], expired={}, vanished=first, order=_key)
     rows = [({**r, "expired_at": at} if r["id"] in expired else r)
             for r in stored if r["id"] not in vanished]  # fmt: skip
     rows = sorted(rows + new, key=_key)  # stable: stored ones first among equal keys
@@ -219,6 +222,11 @@ def test_patched_versions_answer_as_versions_of_the_rows_would(h: _History) -> N
     assert [_key(r) for r in patched.rows] == [_key(r) for r in want.rows]
     assert sorted(patched.rows, key=lambda r: r["id"]) == sorted(rows, key=lambda r: r["id"])
     order = [r["id"] for r in patched.rows]
+    assert [patched.position(i) for i in order] == list(range(len(order)))
+    assert all(patched.position(i) is None for i in vanished)
+    left = [r["id"] for r in again.rows]
+    assert [again.position(i) for i in left] == list(range(len(left)))
+    assert all(again.position(r["id"]) is None for r in new[:1])
     rank = [want.ids.index(i) for i in order]  # ties among equal keys may differ
     for kt in (T - timedelta(days=2), T, at, T + timedelta(days=5)):
         assert sorted(rank[i] for i in patched.believed(kt)) == want.believed(kt).tolist()
@@ -234,3 +242,18 @@ def test_patched_versions_answer_as_versions_of_the_rows_would(h: _History) -> N
     for e in ("e1", "e2", "e3"):
         g, w = patched.code(e), want.code(e)
         assert (g is not None and bool(cited_got[g])) == (w is not None and bool(cited_want[w]))
+
+
+@given(st.lists(st.integers(0, 30), max_size=40))
+def test_rows_are_spliced_in_the_same_way_few_or_many(at: list[int]) -> None:
+    from palimpsest.recall._versions import _spliced
+
+    at = sorted(at)
+    base = list(range(30))
+    items = [f"x{j}" for j in range(len(at))]
+    want: list[object] = []
+    for j, b in enumerate([*base, None]):
+        want += [x for x, a in zip(items, at, strict=True) if a == j]
+        if b is not None:
+            want.append(b)
+    assert _spliced(list(base), at, items) == want

@@ -94,6 +94,9 @@ class EpisodeIndex(Protocol):
     def written(self, ns: str, pending: Any, rows: Sequence[Any]) -> None:
         """Inside the write transaction, after the episodes: their search rows."""
 
+    def predecessor(self, ns: str, session: str, before: Any) -> Mapping[str, Any] | None:
+        """The session's latest stored turn that occurred before `before` (or at all)."""
+
 
 class Episodes:
     """`remember`: episodes stored idempotently, facts extracted and written with them."""
@@ -112,7 +115,6 @@ class Episodes:
         self.extractor = extractor
         self._index = index
         self._embed = embed
-        self._turns = ctx.store.recall  # a session's previous turn, for coreference
 
     def remember(
         self,
@@ -259,7 +261,7 @@ class Episodes:
         out: dict[str, tuple[str, str]] = {}
         for s, group in by_session.items():
             group.sort(key=lambda p: p["occurred_at"] or far)
-            before = self._turns.predecessor(ns, s, group[0]["occurred_at"])
+            before = self._index.predecessor(ns, s, group[0]["occurred_at"])
             turn = (before["speaker"], before["text"]) if before is not None else None
             for p in group:
                 if turn is not None:

@@ -60,7 +60,7 @@ class Store:
         self.facts = FactStore(db, keys)
         self.embeddings = EmbeddingStore(db, keys)
         self.vectors = VectorStore(db)
-        self.recall = RecallStore(db, self.embeddings, self.vectors)
+        self.recall = RecallStore(db, self.embeddings, self.vectors, keys)
         self.consolidation = ConsolidationStore(db, directory)
         self.uses = UseStore(db)
         self.keys = KeyStore(db)
