@@ -50,6 +50,11 @@ def episode_vectors(
     """Each episode's two vectors: its text's, and its context vector, the unit mean of
     its own and its previous turn's vectors weighted by their word counts.
 
+        >>> a, b = {"text": "my flight to Lisbon"}, {"text": "send pictures"}
+        >>> emb, ctx = episode_vectors(HashingEmbedder(), [a, b], [None, a])
+        >>> bool((ctx[0] == emb[0]).all()), bool(ctx[1] @ emb[0] > 0)  # b's context: a too
+        (True, True)
+
     One embed call in which each distinct text appears once: a batch's turns are mostly
     each other's predecessors, and a turn remembered alone finds its predecessor in the
     embedder's cache of recent texts, so each turn is encoded once. The weighting stands
