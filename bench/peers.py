@@ -17,7 +17,10 @@ is timed. Each question is asked twice, `k=10` then `k=5`: recall@k is the share
 of the question's evidence turns among the turns of the k hits the k-call
 returned (a Palimpsest fact hit takes a place but counts only in the
 "facts credited" line, where its evidence episodes count). Ingest ms/turn is the
-wall time of the driver's ingest calls over the turns; search p50/p95 are over
+wall time of the driver's ingest calls over the turns, and beside it the CPU time
+the system's process spent in them (all its threads; on a machine shared with other
+work the wall time of two systems run minutes apart moves with the load, the CPU
+time much less, so compare ingest by both); search p50/p95 are over
 the k=10 calls (each question's first); both are timed inside the system's
 process around the driver call alone (the pipe is outside).
 Writes bench/results/peers-<date>[-quick].json.
@@ -191,12 +194,14 @@ def run_system(
         proc.call("close")
         rows: dict[str, list[tuple[int, dict[int, float]]]] = {"strict": [], "facts": []}
         per_q: list[dict[int, float]] = []
-        ingest_ms, n_turns, lat = 0.0, 0, {k: [] for k in KS}
+        ingest_ms, ingest_cpu_ms, n_turns, lat = 0.0, 0.0, 0, {k: [] for k in KS}
         checks = {}
         for conv, turns, now, qs in data:
             path = scratch / f"{system.key}-{conv.conv_id}"
             proc.call("open", path=str(path), conv_id=conv.conv_id, now=now, options=system.options)
-            ingest_ms += proc.call("ingest", turns=turns)["ms"]
+            took = proc.call("ingest", turns=turns)
+            ingest_ms += took["ms"]
+            ingest_cpu_ms += took.get("cpu_ms", float("nan"))
             n_turns += len(turns)
             check = {k: v for k, v in proc.call("check", turns=turns).items() if k != "ok"}
             if system.key == "mem0":
@@ -230,6 +235,7 @@ def run_system(
         "results": locomo._aggregate(rows["strict"]),
         "results_facts_credited": locomo._aggregate(rows["facts"]),
         "ingest_ms_per_turn": ingest_ms / max(1, n_turns),
+        "ingest_cpu_ms_per_turn": ingest_cpu_ms / max(1, n_turns),
         "turns": n_turns,
         "search_ms": {
             str(k): {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95))}
@@ -262,7 +268,7 @@ def _version_keys(info: dict[str, Any]) -> dict[str, str]:
 def print_table(reports: Sequence[dict[str, Any]], n_questions: int, title: str) -> None:
     cats = list(lc.CATEGORIES.values())
     print(f"\n## {title} ({n_questions} questions)\n")
-    head = ["system", "R@5", "R@10", *cats, "ingest ms/turn", "search p50 / p95 ms"]
+    head = ["system", "R@5", "R@10", *cats, "ingest ms/turn (CPU)", "search p50 / p95 ms"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in reports:
@@ -273,7 +279,7 @@ def print_table(reports: Sequence[dict[str, Any]], n_questions: int, title: str)
             f"{res['overall'][5]:.3f}",
             f"{res['overall'][10]:.3f}",
             *(f"{res[c][5]:.3f}/{res[c][10]:.3f}" if c in res else "-" for c in cats),
-            f"{r['ingest_ms_per_turn']:.1f}",
+            f"{r['ingest_ms_per_turn']:.1f} ({r.get('ingest_cpu_ms_per_turn', float('nan')):.1f})",
             f"{lat['p50']:.1f} / {lat['p95']:.1f}",
         ]
         print("| " + " | ".join(cells) + " |")

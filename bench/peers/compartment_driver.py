@@ -96,6 +96,11 @@ class CompartmentDriver:
             out.append({"turns": turns, "kind": r.get("kind", "fact"), "score": r["score"]})
         return out
 
+    def helper_pids(self) -> list[int]:
+        """The embedding daemon, whose CPU an ingest's stores spend (known once the
+        warm-up memory closed)."""
+        return [self._daemon] if self._daemon else []
+
     def check(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
         status = self._vault.status(caller="user")
         self._daemon = status["embedder"].get("daemon_pid") or self._daemon

@@ -1,4 +1,4 @@
-"""What recall derives from an episode row: its search text, context text, predecessor.
+"""What recall derives from an episode row: its search text, vectors, predecessor.
 
     >>> search_text({"speaker": "user", "text": "I moved in 2019"}, None)
     'user: I moved in 2019 zqdbct'
@@ -42,25 +42,44 @@ def search_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
     return f"{text} {nums}" if nums else text
 
 
-def ctx_text(row: Mapping[str, Any], prev: Mapping[str, Any] | None) -> str:
-    """What the context vector sees: the previous turn and this one, without speakers."""
-    return row["text"] if prev is None else f"{prev['text']}\n{row['text']}"
-
-
 def episode_vectors(
     embedder: Embedder,
     rows: Sequence[Mapping[str, Any]],
     prevs: Sequence[Mapping[str, Any] | None],
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """Each episode's two vectors, its text's and its context text's, from one embed call
-    in which each distinct text appears once: a turn with no previous one has the same
-    text in both, and the embedder sorts the whole call by length before batching."""
+    """Each episode's two vectors: its text's, and its context vector, the unit mean of
+    its own and its previous turn's vectors weighted by their word counts.
+
+        >>> a, b = {"text": "my flight to Lisbon"}, {"text": "send pictures"}
+        >>> emb, ctx = episode_vectors(HashingEmbedder(), [a, b], [None, a])
+        >>> bool((ctx[0] == emb[0]).all()), bool(ctx[1] @ emb[0] > 0)  # b's context: a too
+        (True, True)
+
+    One embed call in which each distinct text appears once: a batch's turns are mostly
+    each other's predecessors, and a turn remembered alone finds its predecessor in the
+    embedder's cache of recent texts, so each turn is encoded once. The weighting stands
+    in for mean pooling over the two turns joined (how the vector was made before
+    2026-12-06, a second encoder pass over ~115 tokens a turn): on LoCoMo's development
+    split the mean scored 0.715 / 0.779 at R@5 / R@10 against 0.714 / 0.778, with a
+    third of the ingest CPU (`bench/locomo_context.py`).
+    """
     own = [r["text"] for r in rows]
-    around = [ctx_text(r, p) for r, p in zip(rows, prevs, strict=True)]
-    unique = list(dict.fromkeys([*own, *around]))
+    unique = list(dict.fromkeys([*own, *(p["text"] for p in prevs if p is not None)]))
     vecs = embedder.embed(unique)
     at = {t: i for i, t in enumerate(unique)}
-    return vecs[[at[t] for t in own]], vecs[[at[t] for t in around]]
+    emb = vecs[[at[t] for t in own]]
+    ctx = emb.copy()
+    for j, p in enumerate(prevs):
+        if p is not None:
+            mine, theirs = _words(own[j]), _words(p["text"])
+            ctx[j] = mine * emb[j] + theirs * vecs[at[p["text"]]]
+    norms = np.linalg.norm(ctx, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0  # an empty text's zero vector stays zero
+    return emb, (ctx / norms).astype(np.float32, copy=False)
+
+
+def _words(text: str) -> int:
+    return max(1, len(text.split()))
 
 
 def predecessors(t: pa.Table, ids: Sequence[str]) -> dict[str, str]:
