@@ -336,7 +336,7 @@ class LengthEmbedder(CountingEmbedder):
         return np.array([[float(len(t))] * self.dim for t in texts], dtype=np.float32)
 
 
-def test_recall_index_pairs_a_turn_with_the_one_before_it_and_embeds_both_texts() -> None:
+def test_recall_index_pairs_a_turn_with_the_one_before_it_and_embeds_each_text_once() -> None:
     emb = LengthEmbedder()
     index, _ = _index(emb, "fake/1")
     turn = {"id": "ep_1", "text": "I moved to Oslo", "speaker": "user", "session": "s1",
@@ -345,17 +345,19 @@ def test_recall_index_pairs_a_turn_with_the_one_before_it_and_embeds_both_texts(
     assert pending is not None
     [row] = pending.texts
     assert row["prev"] == "ep_prev" and row["text"] == "Sam: Did you move? user: I moved to Oslo"
-    # both texts in one call (sorted by length together); the vectors go back to their columns
-    assert emb.calls == [["I moved to Oslo", "Did you move?\nI moved to Oslo"]]
+    # the turn and the one before it, each once, in one call; the context is the unit
+    # mean of their vectors (here parallel: each text's vector is its length everywhere)
+    assert emb.calls == [["I moved to Oslo", "Did you move?"]]
     assert pending.emb is not None and pending.ctx is not None
     assert pending.emb[0, 0] == len("I moved to Oslo")
-    assert pending.ctx[0, 0] == len("Did you move?\nI moved to Oslo")
+    assert np.allclose(pending.ctx[0], 1 / np.sqrt(emb.dim))
     # a turn with no session has no previous one: its one text is embedded once
     alone = {**turn, "id": "ep_2", "session": None}
     emb.calls.clear()
     pending = index.prepare("default", [alone], {})
     assert pending is not None and pending.emb is not None and pending.ctx is not None
-    assert emb.calls == [["I moved to Oslo"]] and (pending.emb == pending.ctx).all()
+    assert emb.calls == [["I moved to Oslo"]]
+    assert np.allclose(pending.ctx, pending.emb / np.linalg.norm(pending.emb))
     assert index.prepare("default", [], {}) is None
 
 
