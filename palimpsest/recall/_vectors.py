@@ -4,19 +4,19 @@
     >>> turn, context = vx.cosines(q)            # one cosine per row and vector kind
     >>> vx.top(q, 5)                             # (rows, cosines), best first
 
-Each episode has two vectors (the turn alone, and the turn with its predecessor),
-and ranking fuses a dense score for every visible episode, so the interface
-returns cosines for *all* rows: `ExactVectors` computes them (a float32 matvec
-over an in-process matrix; exact, and 5-10x faster than HNSW at 10^4-10^5 rows,
-notes §2.4); `HnswVectors` asks Kùzu's HNSW index for the nearest `HNSW_K` rows
-per vector kind and leaves the rest at 0 ("unrelated"), plus exact cosines over
-the *delta*, the rows written since its generation table was built. Which one a
-namespace gets is `choose(n, threshold)`: exact up to `DEFAULT_VECTOR_THRESHOLD`
-rows, HNSW above once a generation exists, so a huge memory need not load its
-whole matrix at open. Recall never builds a generation (minutes at 10^5 rows):
-the nightly consolidation's `index` step does, when `stale` says so, and so does
-`palimpsest reindex`; until then recall above the threshold is exact, and with an
-older generation it searches the generation plus the delta exactly.
+Each episode has two vectors (the turn alone, and its context: the unit mean of its
+vector and its predecessor's), and ranking fuses a dense score for every visible
+episode, so the interface returns cosines for *all* rows: `ExactVectors` computes them
+(a float32 matvec over an in-process matrix; exact, and 5-10x faster than HNSW at
+10^4-10^5 rows, notes §2.4); `HnswVectors` asks Kùzu's HNSW index for the nearest
+`HNSW_K` rows per vector kind and leaves the rest at 0 ("unrelated"), plus exact cosines
+over the *delta*, the rows written since its generation table was built. Which one a
+namespace gets is `choose(n, threshold)`: exact up to `DEFAULT_VECTOR_THRESHOLD` rows,
+HNSW above once a generation exists, so a huge memory need not load its whole matrix at
+open. Recall never builds a generation (minutes at 10^5 rows): the nightly
+consolidation's `index` step does, when `stale` says so, and so does `palimpsest
+reindex`; until then recall above the threshold is exact, and with an older generation
+it searches the generation plus the delta exactly.
 """
 
 from __future__ import annotations
