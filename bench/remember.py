@@ -2,24 +2,22 @@
 
     python bench/remember.py [--episodes 2000] [--batch 200] [--check 200] [--no-embedder]
 
-The floor is the time the models alone take on the same texts, batch by batch:
-spaCy's `nlp.pipe` over the batch plus, when the memory has an embedder, the two
-embedding passes `remember_many` makes (each turn's text, and the context text:
-the previous turn of the session and this one, as recall pairs them). The older
-one-pass floor (spaCy + the turns' texts only) is printed too, for comparison
-with earlier runs. The engine's time is the whole `remember_many` (extraction
-rules, validation, entity linking, Kùzu writes). Medians over batches and their
-ratio; the issue's target is engine <= 1.5 x floor. The engine's time ends when
-the embedding worker has stored the batch's entity-name and statement vectors
-(`drain` inside the timer: that is work `remember` causes, done on another
-thread), and the floor then includes the model on those texts too (the worker's
-calls, recorded and replayed on the model alone, `bench/worker_watch.py`); the
-figures without them (worker outside the timer, as runs before issue 18
-measured) are printed beside. `--check N` also remembers
-the first N texts one by one into a second memory and compares every episode's
-facts with the batched run. `--no-embedder` opens the memory without an embedder,
-so the ratio shows the engine's own work against spaCy alone. No assertions on
-time: numbers only.
+The floor is the time the models alone take on the same texts, batch by batch: spaCy's
+`nlp.pipe` over the batch plus, when the memory has an embedder, the one embedding pass
+`remember_many` makes (each turn's text, and the batch's first turn's predecessor: since
+2026-12-07 the context vector is a mean of the two turns' vectors, not a second pass
+over the pair). The one-pass floor (spaCy + the turns' texts only) is printed too, for
+comparison with earlier runs. The engine's time is the whole `remember_many` (extraction
+rules, validation, entity linking, Kùzu writes). Medians over batches and their ratio;
+the issue's target is engine <= 1.5 x floor. The engine's time ends when the embedding
+worker has stored the batch's entity-name and statement vectors (`drain` inside the
+timer: that is work `remember` causes, done on another thread), and the floor then
+includes the model on those texts too (the worker's calls, recorded and replayed on the
+model alone, `bench/worker_watch.py`); the figures without them (worker outside the
+timer, as runs before issue 18 measured) are printed beside. `--check N` also remembers
+the first N texts one by one into a second memory and compares every episode's facts
+with the batched run. `--no-embedder` opens the memory without an embedder, so the ratio
+shows the engine's own work against spaCy alone. No assertions on time: numbers only.
 """
 
 from __future__ import annotations
@@ -126,19 +124,16 @@ def main() -> None:
         prev: str | None = None
         for start in range(0, len(texts), args.batch):
             chunk = texts[start : start + args.batch]
-            # the context texts recall embeds: the session's previous turn, then this one
-            ctx = [
-                t if p is None else f"{p}\n{t}"
-                for p, t in zip([prev, *chunk[:-1]], chunk, strict=True)
-            ]
+            # what recall embeds: each turn once, and the first one's predecessor
+            before = [] if prev is None or prev in chunk else [prev]
             prev = chunk[-1]
             a = time.perf_counter()
             list(nlp.pipe(chunk))
             if embedder is not None:
                 embedder.embed(chunk)
             one_pass = time.perf_counter() - a
-            if embedder is not None:
-                embedder.embed(ctx)
+            if embedder is not None and before:
+                embedder.embed(before)
             floor.append(time.perf_counter() - a)
             floor1.append(one_pass)
             watch.reset()
@@ -160,7 +155,7 @@ def main() -> None:
         f"episodes: {len(texts)} in batches of {args.batch}; stored {stats.episodes} episodes, "
         f"{stats.assertions} assertions"
     )
-    models = "spaCy + embedder x2 (turn, context)" if embedder else "spaCy"
+    models = "spaCy + embedder, one pass (turns; context = their mean)" if embedder else "spaCy"
     print(f"models floor ({models}): median {f:.3f} s/batch = {args.batch / f:,.0f} episodes/s")
     print(
         f"engine remember_many + worker drained: median {e:.3f} s/batch"
