@@ -492,3 +492,23 @@ def test_the_worker_gives_way_to_a_write_in_progress(
             assert emb.texts == []  # nothing embedded while the write ran
         assert set(_names(m)) == {"Mira", "Sydney"}  # and all of it once it let go
         assert _statements(m) == {_key("Mira", "lives_in", "Sydney")}
+
+
+def test_a_caller_draining_the_worker_does_not_wait_out_its_quiet_period(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker waits for writes to go quiet before each model call, but not while
+    someone waits on its vectors (consolidation, reindex, close): their idle time is
+    no write to give way to."""
+    from palimpsest.recall import embed_worker
+
+    monkeypatch.setattr(embed_worker, "QUIET_S", 600.0)  # a quiet that never comes
+    monkeypatch.setattr(embed_worker, "YIELD_MAX_S", 600.0)
+    emb = Counting()
+    with _open(tmp_path / "m", clock, emb) as m:
+        m.assert_fact("Mira", "lives_in", "Sydney")
+        drained = threading.Thread(target=m._embed.drain)
+        drained.start()
+        drained.join(60)
+        assert not drained.is_alive()
+        assert set(_names(m)) == {"Mira", "Sydney"}

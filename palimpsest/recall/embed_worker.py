@@ -80,6 +80,7 @@ class _Queue:
     thread: threading.Thread | None = None
     busy: int = 0
     stop: bool = False
+    waiting: int = 0  # callers inside `drain`: the worker gives way to no write then
     last_write: float = 0.0  # time.monotonic() of the last write handed over (flush)
     epoch: int = 0  # bumped by erase: a batch embedded across it is not written
     spill: set[str] = field(default_factory=set)  # namespaces the worker must backfill
@@ -242,10 +243,14 @@ class EmbedWorker:
         if (queue.items or queue.spill) and self._embedder is not None:
             self._start(queue)  # asked for: load the model if it must
         with queue.cond:
-            while (queue.items or queue.spill or queue.busy) and queue.thread is not None:
-                if not queue.thread.is_alive():
-                    break
-                queue.cond.wait(0.5)
+            queue.waiting += 1  # someone waits on the vectors: no pause for writes
+            try:
+                while (queue.items or queue.spill or queue.busy) and queue.thread is not None:
+                    if not queue.thread.is_alive():
+                        break
+                    queue.cond.wait(0.5)
+            finally:
+                queue.waiting -= 1
 
     def status(self) -> dict[str, int]:
         """What the worker was handed and did, and what it still holds: `noted` (names
@@ -403,15 +408,21 @@ class EmbedWorker:
         """Before a model call: wait while a write runs or has just run (a bulk import's
         next call follows at once), at most `YIELD_MAX_S`. On a box with few cores the
         model beside the writer took its core, its GIL turns and its cache: the
-        import ran at a third of its rate and the vectors came no sooner."""
+        import ran at a third of its rate and the vectors came no sooner. While a
+        caller waits in `drain` (consolidation, reindex, close, a test), it only waits
+        for a write that holds the memory now: the quiet it would wait for is that
+        caller's own idle time."""
         queue, lock = self.queue, self._ctx.lock
         give_up = time.monotonic() + YIELD_MAX_S
         while (now := time.monotonic()) < give_up and not queue.stop:
+            if queue.waiting and lock.acquire(blocking=False):
+                lock.release()
+                return
             quiet = now - queue.last_write >= QUIET_S
             if quiet and lock.acquire(blocking=False):  # no write holds the memory now
                 lock.release()
                 return
-            time.sleep(QUIET_S / 2)
+            time.sleep(min(QUIET_S / 2, 0.05))  # a drain may start meanwhile
 
     def _closed_store(self) -> bool:
         return self._ctx.closed or self._ctx.store.closed
