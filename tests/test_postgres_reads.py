@@ -9,6 +9,9 @@ server.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +20,26 @@ import psycopg
 from palimpsest import Memory
 
 from .conftest import Clock
+
+
+@contextmanager
+def write_held(mem: Memory, namespace: str) -> Iterator[None]:
+    """Another thread holds a write transaction of `namespace` in `mem` for the block."""
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with mem._store.write(namespace):  # type: ignore[attr-defined]
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(30)
 
 
 def looks(mem: Memory, run: Any) -> list[str]:
@@ -164,24 +187,12 @@ def test_writers_wait_only_for_writers_of_their_namespace(pg_url: str) -> None:
     """Two processes' memories: while one holds a write transaction in namespace a,
     a write in b goes through; one in a waits for it, and one that may write any
     namespace (re-embedding, say) waits too."""
-    import threading
-
     with (
         Memory.open(pg_url, extractor=None, embedder=None) as a,
         Memory.open(pg_url, extractor=None, embedder=None) as b,
     ):
         b.assert_fact("user", "likes", "tea", namespace="a")  # the schema and vocabulary
-        release, holding = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            with a._store.write("a"):  # type: ignore[attr-defined]
-                holding.set()
-                release.wait(30)
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        assert holding.wait(30)
-        try:
+        with write_held(a, "a"):
             b.assert_fact("user", "likes", "jazz", namespace="b")  # not held up
             same = threading.Thread(
                 target=b.assert_fact, args=("user", "likes", "chess"), kwargs={"namespace": "a"}
@@ -189,9 +200,6 @@ def test_writers_wait_only_for_writers_of_their_namespace(pg_url: str) -> None:
             same.start()
             same.join(1.0)
             assert same.is_alive()  # queued behind the holder of a
-        finally:
-            release.set()
-            holder.join(30)
         same.join(30)
         assert not same.is_alive()
         assert sorted(f.object for f in b.facts("user", "likes", namespace="a")) == ["chess", "tea"]
@@ -201,8 +209,6 @@ def test_writers_wait_only_for_writers_of_their_namespace(pg_url: str) -> None:
 def test_the_embedding_worker_waits_only_for_writers_of_its_namespaces(pg_url: str) -> None:
     """Its batch of vectors for namespace b goes through while another process holds a
     write of namespace a (it took the database's lock alone before: every writer's)."""
-    import threading
-
     from palimpsest.recall import HashingEmbedder
 
     with (
@@ -211,17 +217,7 @@ def test_the_embedding_worker_waits_only_for_writers_of_its_namespaces(pg_url: s
     ):
         b.assert_fact("Mira", "likes", "tea", namespace="a")  # the schema, a's vectors
         b._embed.drain()
-        release, holding = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            with a._store.write("a"):  # type: ignore[attr-defined]
-                holding.set()
-                release.wait(30)
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        assert holding.wait(30)
-        try:
+        with write_held(a, "a"):
             b.assert_fact("Mira", "lives_in", "Sydney", namespace="b")
             drained = threading.Thread(target=b._embed.drain)
             drained.start()
@@ -229,6 +225,3 @@ def test_the_embedding_worker_waits_only_for_writers_of_its_namespaces(pg_url: s
             assert not drained.is_alive()  # the worker stored b's vectors meanwhile
             ids, _ = b._store.embeddings.names_of("b")  # type: ignore[attr-defined]
             assert len(ids) == 2  # Mira and Sydney
-        finally:
-            release.set()
-            holder.join(30)

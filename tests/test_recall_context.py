@@ -6,23 +6,12 @@ weighted by their word counts, with each distinct text encoded once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import numpy.typing as npt
 
 from palimpsest.recall import HashingEmbedder
 from palimpsest.recall._episode_rows import episode_vectors
 
-
-class Counting(HashingEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.texts += list(texts)
-        return super().embed(texts)
+from .test_embed_writes import Counting
 
 
 def test_the_context_is_the_word_weighted_unit_mean_of_the_two_turns() -> None:

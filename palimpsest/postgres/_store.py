@@ -168,20 +168,12 @@ class Store:
     def clocks(self) -> tuple[datetime | None, int]:
         """The latest transaction time stored in any namespace, and the highest sequence
         number (where a process starts its own clock)."""
-        r = self.db.query(_CLOCKS)[0]
-        times = [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
-        return (max(times) if times else None), int(r["s"] or 0)
+        return _latest(self.db.query(_CLOCKS))
 
     def clocks_of(self, namespaces: Sequence[str]) -> tuple[datetime | None, int]:
         """The latest transaction time recorded in these namespaces, and their highest
         sequence number: each a backward probe of a (namespace, time) index."""
-        times: list[datetime] = []
-        seq = 0
-        for ns in namespaces:
-            r = self.db.query(_NAMESPACE_CLOCKS, {"ns": ns})[0]
-            times += [r[k] for k in ("a", "x", "e", "t", "p") if r[k] is not None]
-            seq = max(seq, int(r["s"] or 0))
-        return (max(times) if times else None), seq
+        return _latest([self.db.query(_NAMESPACE_CLOCKS, {"ns": ns})[0] for ns in namespaces])
 
     def latest_k(self, namespace: str) -> datetime | None:
         """The latest transaction time any process recorded in `namespace` (inside a
@@ -233,5 +225,12 @@ _NAMESPACE_CLOCKS = (
     " (SELECT max(changed_at) FROM predicate_change WHERE namespace = %(ns)s) AS p"
 )
 _CLOCKS_KEPT = 4096  # namespaces whose latest K is kept
+
+
+def _latest(rows: Sequence[Any]) -> tuple[datetime | None, int]:
+    """The latest time and the highest sequence among clocks query rows."""
+    times = [r[k] for r in rows for k in ("a", "x", "e", "t", "p") if r[k] is not None]
+    return (max(times) if times else None), max((int(r["s"] or 0) for r in rows), default=0)
+
 
 __all__ = ["WRITE_LOCK", "Store"]
